@@ -1,0 +1,137 @@
+"""Workspaces and API keys. Keys are stored as SHA-256 hashes, never in clear."""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+
+from ..errors import Conflict, Invalid, NotFound, Unauthorized
+from ..sqlite import Database
+from ..util import check_name, iso, new_id, sha256
+from .actor import Actor
+from .roles import KEYS_MANAGE, ROLES, WORKSPACES_MANAGE
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS workspaces (
+    name TEXT PRIMARY KEY,
+    created_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS keys (
+    id TEXT PRIMARY KEY,
+    workspace TEXT NOT NULL REFERENCES workspaces(name) ON DELETE CASCADE,
+    role TEXT NOT NULL,
+    name TEXT NOT NULL DEFAULT '',
+    hash TEXT NOT NULL UNIQUE,
+    created_at TEXT NOT NULL,
+    last_used_at TEXT,
+    revoked_at TEXT
+);
+"""
+
+
+@dataclass
+class Key:
+    id: str
+    workspace: str
+    role: str
+    name: str
+    created_at: str
+    last_used_at: str | None
+    revoked_at: str | None
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+class Workspaces:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        db.ensure(SCHEMA)
+
+    def create(self, actor: Actor | None, name: str) -> dict:
+        if actor is not None:
+            actor.require(WORKSPACES_MANAGE)
+        check_name(name, "Workspace")
+        with self.db.transaction() as conn:
+            if conn.execute("SELECT 1 FROM workspaces WHERE name=?", (name,)).fetchone():
+                raise Conflict(f"Workspace {name!r} exists already", code="WORKSPACE_EXISTS")
+            conn.execute("INSERT INTO workspaces(name, created_at) VALUES (?, ?)", (name, iso()))
+        return {"name": name}
+
+    def list(self, actor: Actor) -> list[dict]:
+        if actor.can(WORKSPACES_MANAGE):
+            rows = self.db.query("SELECT name, created_at FROM workspaces ORDER BY name")
+        else:
+            rows = self.db.query("SELECT name, created_at FROM workspaces WHERE name=?", (actor.workspace,))
+        return [dict(r) for r in rows]
+
+    def exists(self, name: str) -> bool:
+        return self.db.one("SELECT 1 FROM workspaces WHERE name=?", (name,)) is not None
+
+
+class Keys:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        db.ensure(SCHEMA)
+
+    def _check_can_manage(self, actor: Actor | None, workspace: str) -> None:
+        if actor is None:
+            return
+        if workspace != actor.workspace:
+            actor.require(WORKSPACES_MANAGE)
+        else:
+            actor.require(KEYS_MANAGE)
+
+    def create(
+        self, actor: Actor | None, workspace: str, role: str, name: str = "", token: str | None = None
+    ) -> tuple[Key, str]:
+        """A new key; the token is returned once and only its hash is kept."""
+        self._check_can_manage(actor, workspace)
+        if role not in ROLES:
+            raise Invalid(f"Role {role!r} does not exist: choose one of {', '.join(ROLES)}", code="INVALID_ROLE")
+        if not self.db.one("SELECT 1 FROM workspaces WHERE name=?", (workspace,)):
+            raise NotFound(
+                f"Workspace {workspace!r} does not exist: create it first (astra workspaces create {workspace})"
+            )
+        token = token or "ax_" + secrets.token_urlsafe(32)
+        key = Key(new_id("k", 6), workspace, role, name, iso(), None, None)
+        with self.db.transaction() as conn:
+            conn.execute(
+                "INSERT INTO keys(id, workspace, role, name, hash, created_at) VALUES (?,?,?,?,?,?)",
+                (key.id, workspace, role, name, sha256(token), key.created_at),
+            )
+        return key, token
+
+    def list(self, actor: Actor, workspace: str | None = None) -> list[Key]:
+        workspace = workspace or actor.workspace
+        self._check_can_manage(actor, workspace)
+        rows = self.db.query("SELECT * FROM keys WHERE workspace=? ORDER BY created_at, id", (workspace,))
+        return [self._key(r) for r in rows]
+
+    def revoke(self, actor: Actor, key_id: str) -> Key:
+        row = self.db.one("SELECT * FROM keys WHERE id=?", (key_id,))
+        if row is None or (row["workspace"] != actor.workspace and not actor.can(WORKSPACES_MANAGE)):
+            raise NotFound(f"Key {key_id!r} not found: `astra keys list` shows the keys of a workspace")
+        self._check_can_manage(actor, row["workspace"])
+        with self.db.transaction() as conn:
+            conn.execute("UPDATE keys SET revoked_at=? WHERE id=? AND revoked_at IS NULL", (iso(), key_id))
+        return self._key(self.db.one("SELECT * FROM keys WHERE id=?", (key_id,)))
+
+    def authenticate(self, token: str) -> Actor:
+        row = self.db.one("SELECT * FROM keys WHERE hash=?", (sha256(token),))
+        if row is None or row["revoked_at"] is not None:
+            raise Unauthorized(
+                "This API key is not valid (unknown or revoked): use a key from `astra keys create`",
+                code="INVALID_KEY",
+            )
+        return Actor.of(row["workspace"], row["role"], row["id"])
+
+    def count(self) -> int:
+        return self.db.one("SELECT count(*) AS n FROM keys")["n"]
+
+    @staticmethod
+    def _key(row) -> Key:
+        return Key(
+            row["id"], row["workspace"], row["role"], row["name"], row["created_at"],
+            row["last_used_at"], row["revoked_at"],
+        )

@@ -1,0 +1,5 @@
+"""The `astra` command line."""
+
+from .main import cli
+
+__all__ = ["cli"]

@@ -1,0 +1,70 @@
+"""`astra`: the root group, its shared options, and error printing."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+
+import click
+
+from .. import __version__
+from .client import ApiError, Client
+
+
+@dataclass
+class State:
+    home: str | None
+    workspace: str
+    _client: Client | None = field(default=None, repr=False)
+
+    @property
+    def client(self) -> Client:
+        if self._client is None:
+            self._client = Client.from_env(self.home, self.workspace)
+        return self._client
+
+
+pass_state = click.make_pass_decorator(State)
+
+
+class Group(click.Group):
+    """Print API errors as one clear line (and exit 1) instead of a traceback."""
+
+    def invoke(self, ctx: click.Context):  # type: ignore[no-untyped-def]
+        try:
+            return super().invoke(ctx)
+        except ApiError as e:
+            click.secho(f"Error: {e.message} ({e.code})", fg="red", err=True)
+            sys.exit(1)
+
+
+@click.group(cls=Group)
+@click.version_option(__version__, prog_name="astra")
+@click.option(
+    "--home",
+    envvar="ASTRALYX_HOME",
+    help="Data directory when working locally (default ~/.astralyx). Ignored when ASTRALYX_API is set.",
+)
+@click.option(
+    "--workspace", "-w", default="default", show_default=True,
+    help="Workspace to act in when working locally (a server's key decides it otherwise).",
+)
+@click.pass_context
+def cli(ctx: click.Context, home: str | None, workspace: str) -> None:
+    """Astralyx: knowledge bases and memories for your models.
+
+    With ASTRALYX_API (and ASTRALYX_TOKEN) set, commands talk to that server;
+    otherwise they work on the local data directory directly.
+    """
+    ctx.obj = State(home, workspace)
+
+
+def register() -> None:
+    from . import access, eos, metis, serve
+
+    for module in (serve, access, metis, eos):
+        for command in module.COMMANDS:
+            cli.add_command(command)
+
+
+register()

@@ -1,0 +1,69 @@
+"""`astra metis bases|create|delete`."""
+
+from __future__ import annotations
+
+import click
+
+from ..main import State, pass_state
+from ..output import json_option, print_json, print_table
+from . import metis
+
+
+@metis.command("bases")
+@json_option
+@pass_state
+def bases(state: State, as_json: bool) -> None:
+    """List the knowledge bases of the workspace."""
+    data = state.client.get("/metis/knowledge-bases")
+    if as_json:
+        return print_json(data)
+    rows = [
+        {
+            "name": b["metadata"]["name"],
+            "kind": b["spec"]["kind"],
+            "embedding": (b["spec"].get("embedding") or {}).get("deployment"),
+            "extractor": (b["spec"].get("extractor") or {}).get("deployment"),
+            "sources": ", ".join(s["folder"] for s in b["spec"].get("sources", [])),
+        }
+        for b in data["knowledge_bases"]
+    ]
+    print_table(rows, ["name", "kind", "embedding", "extractor", "sources"])
+
+
+@metis.command("create")
+@click.argument("name")
+@click.option("--kind", type=click.Choice(["documents", "memory"]), default="documents", show_default=True)
+@click.option("--embedding", help="Embedding deployment (without one the base searches by keywords).")
+@click.option("--extractor", help="Chat deployment that reads conversations for facts (memory).")
+@click.option("--source", "sources", multiple=True, help="A folder on the server's machine to sync (repeatable).")
+@json_option
+@pass_state
+def create(
+    state: State, name: str, kind: str, embedding: str | None, extractor: str | None, sources: tuple[str, ...],
+    as_json: bool,
+) -> None:
+    """Create a knowledge base (or a memory, with --kind memory)."""
+    spec: dict = {"kind": kind, "sources": [{"folder": s} for s in sources]}
+    if embedding:
+        spec["embedding"] = {"deployment": embedding}
+    if extractor:
+        spec["extractor"] = {"deployment": extractor}
+    data = state.client.post("/metis/knowledge-bases", json={"metadata": {"name": name}, "spec": spec})
+    if as_json:
+        return print_json(data)
+    click.echo(f"created {data['spec']['kind']} base {data['metadata']['name']}")
+
+
+@metis.command("delete")
+@click.argument("name")
+@click.option("--yes", "-y", is_flag=True, help="Do not ask.")
+@json_option
+@pass_state
+def delete(state: State, name: str, yes: bool, as_json: bool) -> None:
+    """Delete a base with its folder: every document, note and fact."""
+    if not yes:
+        click.confirm(f"Delete {name} and everything in it (documents, notes, facts)?", abort=True)
+    data = state.client.delete(f"/metis/knowledge-bases/{name}")
+    if as_json:
+        return print_json(data)
+    click.echo(f"deleted {name}")

@@ -1,0 +1,35 @@
+"""`astra serve`: run the API (and console) on embedded defaults."""
+
+from __future__ import annotations
+
+import click
+
+from .main import State, pass_state
+
+
+@click.command()
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8000, show_default=True, type=int)
+@click.option("--home", "serve_home", help="Data directory (else ASTRALYX_HOME, else ~/.astralyx).")
+@click.option("--edge", is_flag=True, help="Run as an edge gateway: knowledge tools answer as unavailable.")
+@pass_state
+def serve(state: State, host: str, port: int, serve_home: str | None, edge: bool) -> None:
+    """Serve the REST API under /v1 and the console at /."""
+    import uvicorn
+
+    from ..config import Settings
+    from ..core import Astralyx
+    from ..server import create_app
+
+    settings = Settings.load(serve_home or state.home, edge=edge or None)
+    core = Astralyx(settings)
+    if core.new_admin_key:
+        click.echo(
+            f"Created {core.home} with workspace 'default' and an admin key (shown once; "
+            f"also written to {core.home / 'admin.key'}):\n\n  {core.new_admin_key}\n"
+        )
+    click.echo(f"Astralyx API on http://{host}:{port}/v1  (data: {core.home})")
+    uvicorn.run(create_app(core), host=host, port=port, log_level="info", proxy_headers=False)
+
+
+COMMANDS = [serve]

@@ -1,0 +1,69 @@
+"""Settings: environment (ASTRALYX_*) over the data directory's config file over defaults."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+DEFAULT_HOME = Path("~/.astralyx")
+
+
+@dataclass
+class Settings:
+    home: Path = field(
+        default_factory=lambda: DEFAULT_HOME.expanduser(),
+        metadata={"help": "Data directory: database, keys, every base's folder."},
+    )
+    max_body_bytes: int = field(
+        default=64 * 1024 * 1024,
+        metadata={"help": "Largest request body accepted (uploads included); larger gets 413."},
+    )
+    max_json_bytes: int = field(
+        default=2 * 1024 * 1024,
+        metadata={"help": "Largest JSON request body accepted; larger gets 413."},
+    )
+    edge: bool = field(
+        default=False,
+        metadata={"help": "An edge gateway: built-in knowledge tools answer as unavailable."},
+    )
+    sync_on_start: bool = field(
+        default=True,
+        metadata={"help": "Sync every base's folder sources when the server starts."},
+    )
+    default_embedding_model: str = field(
+        default="multilingual-e5-small",
+        metadata={"help": "Model of the embedded embedding deployment a new data directory gets."},
+    )
+
+    @classmethod
+    def load(cls, home: str | Path | None = None, **overrides: Any) -> Settings:
+        """--home, else ASTRALYX_HOME, else ~/.astralyx; then config.toml, then env."""
+        home_path = Path(home or os.environ.get("ASTRALYX_HOME") or DEFAULT_HOME).expanduser()
+        values: dict[str, Any] = {}
+        config_file = home_path / "config.toml"
+        if config_file.exists():
+            values.update(tomllib.loads(config_file.read_text()))
+        for f in fields(cls):
+            env = os.environ.get(f"ASTRALYX_{f.name.upper()}")
+            if env is not None and f.name != "home":
+                values[f.name] = env
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        values["home"] = home_path
+        settings = cls()
+        for f in fields(cls):
+            if f.name in values:
+                setattr(settings, f.name, _coerce(values[f.name], type(getattr(settings, f.name))))
+        return settings
+
+
+def _coerce(value: Any, kind: type) -> Any:
+    if kind is bool and isinstance(value, str):
+        return value.strip().lower() in ("1", "true", "yes", "on")
+    if kind is int and isinstance(value, str):
+        return int(value)
+    if issubclass(kind, Path):
+        return Path(value).expanduser()
+    return value

@@ -1,0 +1,52 @@
+"""The Astralyx instance: one data directory, its database and the domain services.
+
+The HTTP API, the CLI and the console are shells over this object.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .auth import Keys, Workspaces
+from .auth.roles import INSTANCE_WORKSPACE
+from .config import Settings
+from .eos.deployments import Deployments
+from .metis.bases import KnowledgeBases
+from .metis.notes import Notes
+from .sqlite import Database
+from .util import atomic_write
+
+
+class Astralyx:
+    def __init__(self, settings: Settings | None = None) -> None:
+        self.settings = settings or Settings.load()
+        self.home: Path = self.settings.home
+        fresh = not (self.home / "astralyx.db").exists()
+        self.home.mkdir(parents=True, exist_ok=True)
+        os.chmod(self.home, 0o700)
+        self.db = Database(self.home / "astralyx.db")
+        self.workspaces = Workspaces(self.db)
+        self.keys = Keys(self.db)
+        self.deployments = Deployments(self.db)
+        self.bases = KnowledgeBases(self.db, self.home, self.deployments)
+        self.notes = Notes(self.bases)
+        # Set once, when this data directory was created without ASTRALYX_TOKEN: shown once.
+        self.new_admin_key: str | None = None
+        if fresh or not self.workspaces.exists(INSTANCE_WORKSPACE):
+            self._bootstrap()
+        self.bases.purge_trash()
+
+    def _bootstrap(self) -> None:
+        """A new data directory gets workspace `default` and an admin key."""
+        if not self.workspaces.exists(INSTANCE_WORKSPACE):
+            self.workspaces.create(None, INSTANCE_WORKSPACE)
+        if self.keys.count() == 0:
+            token = os.environ.get("ASTRALYX_TOKEN") or None
+            _, token = self.keys.create(None, INSTANCE_WORKSPACE, "admin", name="bootstrap admin", token=token)
+            if not os.environ.get("ASTRALYX_TOKEN"):
+                atomic_write(self.home / "admin.key", token + "\n", mode=0o600)
+                self.new_admin_key = token
+
+    def close(self) -> None:
+        self.db.close()

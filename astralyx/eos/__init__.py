@@ -1,0 +1,1 @@
+"""Eos: models, deployments and the gateway."""

@@ -1,0 +1,145 @@
+"""Deployments: a named model of a workspace, how it runs, and (for chat) its tools."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ..auth.actor import Actor
+from ..auth.roles import DEPLOYMENTS_READ, DEPLOYMENTS_UPDATE
+from ..errors import Invalid, NotFound
+from ..sqlite import Database
+from ..util import check_name, iso
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS deployments (
+    workspace TEXT NOT NULL REFERENCES workspaces(name) ON DELETE CASCADE,
+    name TEXT NOT NULL,
+    spec TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (workspace, name)
+);
+"""
+
+
+class EmbeddedRuntime(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    type: Literal["embedded"] = "embedded"
+
+
+class UpstreamRuntime(BaseModel):
+    """Any OpenAI-compatible server. The API key is named by an environment variable, never stored."""
+
+    model_config = ConfigDict(extra="forbid")
+    type: Literal["upstream"] = "upstream"
+    url: str = Field(description="Base URL of the OpenAI-compatible API, e.g. http://127.0.0.1:11434/v1")
+    model: str | None = Field(default=None, description="The model's name upstream (default: the spec's model)")
+    api_key_env: str | None = Field(default=None, description="Environment variable holding the API key")
+    timeout: float = Field(default=600.0, description="Seconds to wait for an answer")
+
+
+class Resources(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    cpu: bool = True
+    min: int = Field(default=1, ge=0)
+    max: int = Field(default=1, ge=1)
+
+
+class DeploymentSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    model: str = Field(description="Model of the library (astra eos models) or the upstream's model name")
+    kind: Literal["chat", "embedding"]
+    runtime: EmbeddedRuntime | UpstreamRuntime = Field(default_factory=EmbeddedRuntime, discriminator="type")
+    resources: Resources = Field(default_factory=Resources)
+    tools: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class Deployment(BaseModel):
+    workspace: str
+    name: str
+    spec: DeploymentSpec
+    created_at: str
+    updated_at: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "metadata": {
+                "name": self.name,
+                "workspace": self.workspace,
+                "created_at": self.created_at,
+                "updated_at": self.updated_at,
+            },
+            "spec": self.spec.model_dump(mode="json", exclude_none=True),
+        }
+
+
+def parse_spec(data: Any) -> DeploymentSpec:
+    try:
+        return DeploymentSpec.model_validate(data)
+    except ValidationError as e:
+        raise Invalid(_validation_message("deployment spec", e), code="INVALID_SPEC") from None
+
+
+def _validation_message(what: str, e: ValidationError) -> str:
+    parts = []
+    for err in e.errors():
+        loc = ".".join(str(p) for p in err["loc"]) or what
+        parts.append(f"{loc}: {err['msg']}")
+    return f"The {what} is not valid: " + "; ".join(parts)
+
+
+class Deployments:
+    """The registry of deployments. How they run is the runtimes' business (eos/runtimes)."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        db.ensure(SCHEMA)
+
+    def put(self, actor: Actor | None, workspace: str, name: str, spec: DeploymentSpec) -> Deployment:
+        if actor is not None:
+            actor.require(DEPLOYMENTS_UPDATE)
+            workspace = actor.workspace
+        check_name(name, "Deployment")
+        stamp = iso()
+        with self.db.transaction() as conn:
+            conn.execute(
+                "INSERT INTO deployments(workspace, name, spec, created_at, updated_at) VALUES (?,?,?,?,?) "
+                "ON CONFLICT(workspace, name) DO UPDATE SET spec=excluded.spec, updated_at=excluded.updated_at",
+                (workspace, name, spec.model_dump_json(exclude_none=True), stamp, stamp),
+            )
+        return self.find(workspace, name)  # type: ignore[return-value]
+
+    def get(self, actor: Actor, name: str) -> Deployment:
+        actor.require(DEPLOYMENTS_READ)
+        dep = self.find(actor.workspace, name)
+        if dep is None:
+            raise NotFound(f"Deployment {name!r} not found: `astra eos deployments` lists this workspace's")
+        return dep
+
+    def list(self, actor: Actor) -> list[Deployment]:
+        actor.require(DEPLOYMENTS_READ)
+        rows = self.db.query("SELECT * FROM deployments WHERE workspace=? ORDER BY name", (actor.workspace,))
+        return [self._row(r) for r in rows]
+
+    def delete(self, actor: Actor, name: str) -> None:
+        actor.require(DEPLOYMENTS_UPDATE)
+        self.get(actor, name)
+        with self.db.transaction() as conn:
+            conn.execute("DELETE FROM deployments WHERE workspace=? AND name=?", (actor.workspace, name))
+
+    def find(self, workspace: str, name: str) -> Deployment | None:
+        row = self.db.one("SELECT * FROM deployments WHERE workspace=? AND name=?", (workspace, name))
+        return self._row(row) if row else None
+
+    @staticmethod
+    def _row(row) -> Deployment:
+        return Deployment(
+            workspace=row["workspace"],
+            name=row["name"],
+            spec=DeploymentSpec.model_validate(json.loads(row["spec"])),
+            created_at=row["created_at"],
+            updated_at=row["updated_at"],
+        )

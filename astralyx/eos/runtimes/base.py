@@ -1,0 +1,54 @@
+"""What every runtime offers, whatever runs the model (in process or an upstream server)."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+
+class Embedder(ABC):
+    """Turns texts into unit-length vectors.
+
+    Models with an asymmetric convention (e5: "query: " / "passage: ") apply it here, so
+    callers only say whether they embed passages to index or a query to search with.
+    """
+
+    name: str
+    dimensions: int
+
+    @abstractmethod
+    def embed_passages(self, texts: list[str]) -> np.ndarray:
+        """float32 array (len(texts), dimensions), each row L2-normalised."""
+
+    @abstractmethod
+    def embed_query(self, text: str) -> np.ndarray:
+        """float32 array (dimensions,), L2-normalised."""
+
+
+class ChatModel(ABC):
+    """Answers OpenAI chat-completion requests (dicts in the OpenAI wire shape)."""
+
+    name: str
+
+    @abstractmethod
+    def complete(self, request: dict[str, Any]) -> dict[str, Any]:
+        """A `chat.completion` object for a request (messages, tools, response_format, …)."""
+
+    def stream(self, request: dict[str, Any]) -> Iterator[dict[str, Any]]:
+        """`chat.completion.chunk` objects; by default one chunk from `complete`."""
+        response = self.complete(request)
+        choice = response["choices"][0]
+        message = choice["message"]
+        delta: dict[str, Any] = {"role": "assistant", "content": message.get("content")}
+        if message.get("tool_calls"):
+            delta["tool_calls"] = [{"index": i, **tc} for i, tc in enumerate(message["tool_calls"])]
+        yield {
+            "id": response.get("id"),
+            "object": "chat.completion.chunk",
+            "created": response.get("created"),
+            "model": response.get("model"),
+            "choices": [{"index": 0, "delta": delta, "finish_reason": choice.get("finish_reason")}],
+        }

@@ -1,0 +1,1 @@
+"""Metis: knowledge bases — documents, notes, model saves and memories of facts."""

@@ -1,0 +1,270 @@
+"""Notes: markdown files with YAML front matter in a base's folder. The files are the truth.
+
+A note is addressed by a path inside one of the base's note areas (`notes/` for notes people
+write, `saved/` for notes models save). Paths are confined to the area: `..`, absolute paths,
+links out of the folder and odd names are refused. Every note has a version (the SHA-256 of
+its file) so a writer can say "only if unchanged since" (If-Match).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import frontmatter
+import yaml
+
+from ..auth.actor import Actor
+from ..auth.roles import WRITE_CONTENT
+from ..errors import BadRequest, Conflict, NotFound
+from ..locks import folder_lock
+from ..util import atomic_write, sha256
+from .bases import KnowledgeBase, KnowledgeBases
+
+AREAS = {"notes": "notes", "saved": "saved"}
+RESERVED = {("notes", "memory")}  # facts are changed through the memory API
+_ODD = re.compile(r'[\x00-\x1f\x7f\\:*?"<>|]')
+MAX_SEGMENT = 200
+MAX_PATH = 1024
+
+# Listeners: (base, path relative to the base's folder, deleted) after each change.
+NoteListener = Callable[[KnowledgeBase, str, bool], None]
+
+
+@dataclass
+class Note:
+    base: str
+    area: str
+    path: str
+    metadata: dict[str, Any]
+    content: str
+    version: str
+    updated_at: str
+
+    @property
+    def relpath(self) -> str:
+        """The note's path inside the base's folder (e.g. notes/plans/offsite.md)."""
+        return f"{AREAS[self.area]}/{self.path}"
+
+    @property
+    def title(self) -> str:
+        return note_title(self.metadata, self.content, self.path)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "area": self.area,
+            "title": self.title,
+            "metadata": self.metadata,
+            "content": self.content,
+            "version": self.version,
+            "updated_at": self.updated_at,
+        }
+
+
+def note_title(metadata: dict[str, Any], content: str, path: str) -> str:
+    if metadata.get("title"):
+        return str(metadata["title"])
+    for line in content.splitlines():
+        if line.startswith("# "):
+            return line[2:].strip()
+    return PurePosixPath(path).stem
+
+
+def check_path(path: str) -> str:
+    """A clean relative note path, or BadRequest saying why not."""
+    def bad(why: str) -> BadRequest:
+        return BadRequest(f"Note path {path!r} refused: {why}", code="BAD_PATH")
+
+    if not path or len(path) > MAX_PATH:
+        raise bad(f"give a relative path of at most {MAX_PATH} characters")
+    if path.startswith("/") or re.match(r"^[A-Za-z]:", path):
+        raise bad("absolute paths are not allowed; give a path inside the base, like plans/offsite.md")
+    parts = path.split("/")
+    for part in parts:
+        if part in ("", ".", ".."):
+            raise bad("empty, '.' and '..' segments are not allowed")
+        if part.startswith("."):
+            raise bad("names starting with '.' are reserved")
+        if _ODD.search(part) or part != part.strip():
+            raise bad("control characters, \\ : * ? \" < > | and leading or trailing spaces are not allowed")
+        if len(part.encode()) > MAX_SEGMENT:
+            raise bad(f"a name is longer than {MAX_SEGMENT} bytes")
+    if not parts[-1].endswith(".md") or parts[-1] == ".md":
+        raise bad("a note is a markdown file: its name ends in .md")
+    return "/".join(parts)
+
+
+def render(metadata: dict[str, Any], content: str) -> str:
+    if not metadata:
+        return content
+    return frontmatter.dumps(frontmatter.Post(content, **metadata), sort_keys=False) + "\n"
+
+
+def parse(text: str) -> tuple[dict[str, Any], str]:
+    if not text.startswith("---"):
+        return {}, text
+    try:
+        post = frontmatter.loads(text)
+    except yaml.YAMLError:
+        return {}, text
+    return dict(post.metadata), post.content
+
+
+class Notes:
+    def __init__(self, bases: KnowledgeBases) -> None:
+        self.bases = bases
+        self.listeners: list[NoteListener] = []
+
+    # -- paths -------------------------------------------------------------
+    def _area_root(self, base: KnowledgeBase, area: str) -> Path:
+        if area not in AREAS:
+            raise NotFound(f"No note area {area!r}: use one of {', '.join(AREAS)}")
+        return base.folder / AREAS[area]
+
+    def resolve(self, base: KnowledgeBase, area: str, path: str) -> Path:
+        """The file of a note, refusing anything that would land outside the area."""
+        path = check_path(path)
+        root = self._area_root(base, area)
+        target = root / path
+        # Refuse links anywhere on the way: a link could point out of the base.
+        probe = base.folder
+        for part in (AREAS[area], *path.split("/")):
+            probe = probe / part
+            if probe.is_symlink():
+                raise BadRequest(f"Note path {path!r} refused: it goes through a link", code="BAD_PATH")
+        if not target.resolve().is_relative_to(root.resolve()):  # pragma: no cover - caught above
+            raise BadRequest(f"Note path {path!r} refused: it leaves the base's folder", code="BAD_PATH")
+        return target
+
+    def _check_writable(self, base: KnowledgeBase, area: str, path: str) -> None:
+        first = path.split("/", 1)[0]
+        if base.kind == "memory" and (area, first) in RESERVED:
+            raise BadRequest(
+                "notes/memory/ holds the memory's facts: change them through the memory "
+                "(astra metis edit / forget, or …/memory/<id>)",
+                code="NOTE_RESERVED",
+            )
+
+    # -- reading -----------------------------------------------------------
+    def read(self, actor: Actor, base_name: str, area: str, path: str) -> Note:
+        base = self.bases.get(actor, base_name)
+        return self.read_in(base, area, path)
+
+    def read_in(self, base: KnowledgeBase, area: str, path: str) -> Note:
+        file = self.resolve(base, area, path)
+        try:
+            data = file.read_bytes()
+        except (FileNotFoundError, IsADirectoryError):
+            raise NotFound(f"No note {path!r} in {base.name}/{AREAS[area]}", code="NOTE_NOT_FOUND") from None
+        return self._note(base, area, path, data, file)
+
+    def list(self, actor: Actor, base_name: str, area: str = "notes") -> list[Note]:
+        base = self.bases.get(actor, base_name)
+        return self.list_in(base, area)
+
+    def list_in(self, base: KnowledgeBase, area: str) -> list[Note]:
+        root = self._area_root(base, area)
+        if not root.exists():
+            return []
+        notes = []
+        for file in sorted(root.rglob("*.md")):
+            rel = file.relative_to(root).as_posix()
+            if any(p.startswith(".") for p in rel.split("/")) or file.is_symlink():
+                continue
+            notes.append(self._note(base, area, rel, file.read_bytes(), file))
+        return notes
+
+    def _note(self, base: KnowledgeBase, area: str, path: str, data: bytes, file: Path) -> Note:
+        metadata, content = parse(data.decode("utf-8", errors="replace"))
+        mtime = datetime.fromtimestamp(file.stat().st_mtime, UTC).replace(microsecond=0)
+        return Note(base.name, area, path, metadata, content, sha256(data), mtime.isoformat().replace("+00:00", "Z"))
+
+    # -- writing -----------------------------------------------------------
+    def write(
+        self,
+        actor: Actor,
+        base_name: str,
+        area: str,
+        path: str,
+        content: str,
+        metadata: dict[str, Any] | None = None,
+        *,
+        if_match: str | None = None,
+        create_only: bool = False,
+    ) -> tuple[Note, bool]:
+        """Create or replace a note atomically. Returns the note and whether it was created."""
+        actor.require(WRITE_CONTENT)
+        base = self.bases.get(actor, base_name)
+        return self.write_in(base, area, path, content, metadata, if_match=if_match, create_only=create_only)
+
+    def write_in(
+        self,
+        base: KnowledgeBase,
+        area: str,
+        path: str,
+        content: str,
+        metadata: dict[str, Any] | None = None,
+        *,
+        if_match: str | None = None,
+        create_only: bool = False,
+        listeners: bool = True,
+    ) -> tuple[Note, bool]:
+        path = check_path(path)
+        self._check_writable(base, area, path)
+        file = self.resolve(base, area, path)
+        with folder_lock(base.folder):
+            exists = file.exists()
+            if exists and create_only:
+                raise Conflict(f"A note {path!r} exists already: choose another path or replace it", code="NOTE_EXISTS")
+            if if_match is not None:
+                current = sha256(file.read_bytes()) if exists else None
+                if current != if_match.strip('"'):
+                    raise Conflict(
+                        f"Note {path!r} changed since version {if_match.strip(chr(34))[:12]}…: "
+                        "read it again and reapply your change",
+                        code="NOTE_CHANGED",
+                        details={"version": current},
+                    )
+            data = render(metadata or {}, content).encode()
+            atomic_write(file, data)
+            note = self._note(base, area, path, data, file)
+        if listeners:
+            self._notify(base, note.relpath, deleted=False)
+        return note, not exists
+
+    def delete(self, actor: Actor, base_name: str, area: str, path: str, *, if_match: str | None = None) -> None:
+        actor.require(WRITE_CONTENT)
+        base = self.bases.get(actor, base_name)
+        self.delete_in(base, area, path, if_match=if_match)
+
+    def delete_in(self, base: KnowledgeBase, area: str, path: str, *, if_match: str | None = None) -> None:
+        path = check_path(path)
+        self._check_writable(base, area, path)
+        file = self.resolve(base, area, path)
+        with folder_lock(base.folder):
+            if not file.exists():
+                raise NotFound(f"No note {path!r} in {base.name}/{AREAS[area]}", code="NOTE_NOT_FOUND")
+            if if_match is not None and sha256(file.read_bytes()) != if_match.strip('"'):
+                raise Conflict(f"Note {path!r} changed since you read it: read it again", code="NOTE_CHANGED")
+            file.unlink()
+            _prune_empty(file.parent, self._area_root(base, area))
+        self._notify(base, f"{AREAS[area]}/{path}", deleted=True)
+
+    def _notify(self, base: KnowledgeBase, relpath: str, *, deleted: bool) -> None:
+        for listener in self.listeners:
+            listener(base, relpath, deleted)
+
+
+def _prune_empty(folder: Path, root: Path) -> None:
+    while folder != root and folder.is_relative_to(root):
+        try:
+            os.rmdir(folder)
+        except OSError:
+            return
+        folder = folder.parent

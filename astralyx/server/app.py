@@ -1,0 +1,47 @@
+"""The ASGI application: the REST API under /v1, later the console at /."""
+
+from __future__ import annotations
+
+from fastapi import Depends, FastAPI
+from starlette.applications import Starlette
+from starlette.responses import RedirectResponse
+from starlette.routing import Mount, Route
+
+from .. import __version__
+from ..core import Astralyx
+from . import errors
+from .deps import authenticate
+from .limits import BodyLimit
+from .routes import access, bases, deployments, notes
+
+ROUTERS = [access.router, bases.router, notes.router, deployments.router]
+
+
+def create_api(core: Astralyx) -> FastAPI:
+    api = FastAPI(
+        title="Astralyx API",
+        version=__version__,
+        description="Knowledge bases (Metis), deployments (Eos) and an OpenAI-compatible gateway. "
+        "Every route needs `Authorization: Bearer <key>`.",
+        openapi_url="/openapi.json",
+        docs_url="/docs",
+        redoc_url=None,
+        dependencies=[Depends(authenticate)],
+    )
+    api.state.core = core
+    errors.install(api)
+    for router in ROUTERS:
+        api.include_router(router)
+    return api
+
+
+def create_app(core: Astralyx) -> BodyLimit:
+    api = create_api(core)
+    app = Starlette(
+        routes=[
+            Mount("/v1", app=api),
+            Route("/", lambda request: RedirectResponse("/v1/docs")),
+        ]
+    )
+    app.state.core = core
+    return BodyLimit(app, core.settings.max_body_bytes, core.settings.max_json_bytes)

@@ -1,0 +1,40 @@
+"""Request dependencies: the instance and the actor (who is asking)."""
+
+from __future__ import annotations
+
+from fastapi import Request
+
+from ..auth.actor import Actor
+from ..core import Astralyx
+from ..errors import Unauthorized
+
+# Set by the in-process client of the local CLI (never reachable from the network):
+# the data directory's owner acting in a workspace.
+LOCAL_OWNER_SCOPE_KEY = "astralyx.local_owner"
+
+
+def get_core(request: Request) -> Astralyx:
+    return request.app.state.core
+
+
+def authenticate(request: Request) -> Actor:
+    local_workspace = request.scope.get(LOCAL_OWNER_SCOPE_KEY)
+    if local_workspace:
+        actor = Actor.local_owner(local_workspace)
+    else:
+        header = request.headers.get("authorization", "")
+        scheme, _, token = header.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise Unauthorized(
+                "Missing API key: send the header 'Authorization: Bearer <key>' "
+                "(a key comes from `astra keys create`, or <home>/admin.key)",
+                code="UNAUTHORIZED",
+            )
+        actor = get_core(request).keys.authenticate(token.strip())
+    request.state.actor = actor
+    return actor
+
+
+def get_actor(request: Request) -> Actor:
+    actor = getattr(request.state, "actor", None)
+    return actor if actor is not None else authenticate(request)

@@ -1,0 +1,1 @@
+"""Routes per resource; each module exposes `router`."""

@@ -1,0 +1,62 @@
+"""Workspaces and API keys."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from fastapi import APIRouter, Depends
+from pydantic import BaseModel
+
+from ...auth.actor import Actor
+from ...core import Astralyx
+from ..deps import get_actor, get_core
+
+router = APIRouter(tags=["access"])
+
+
+class WorkspaceIn(BaseModel):
+    name: str
+
+
+class KeyIn(BaseModel):
+    workspace: str | None = None
+    role: Literal["viewer", "editor", "admin"]
+    name: str = ""
+
+
+@router.get("/workspaces")
+def list_workspaces(actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
+    return {"workspaces": core.workspaces.list(actor)}
+
+
+@router.post("/workspaces", status_code=201)
+def create_workspace(body: WorkspaceIn, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
+    return core.workspaces.create(actor, body.name)
+
+
+@router.get("/keys")
+def list_keys(
+    workspace: str | None = None, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)
+) -> dict:
+    return {"keys": [k.to_dict() for k in core.keys.list(actor, workspace)]}
+
+
+@router.post("/keys", status_code=201)
+def create_key(body: KeyIn, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
+    key, token = core.keys.create(actor, body.workspace or actor.workspace, body.role, body.name)
+    return {**key.to_dict(), "key": token, "note": "This key is shown once: keep it now."}
+
+
+@router.delete("/keys/{key_id}")
+def revoke_key(key_id: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
+    return core.keys.revoke(actor, key_id).to_dict()
+
+
+@router.get("/whoami")
+def whoami(actor: Actor = Depends(get_actor)) -> dict:
+    return {
+        "workspace": actor.workspace,
+        "role": actor.role,
+        "key_id": actor.key_id,
+        "permissions": sorted(actor.permissions),
+    }

@@ -1,0 +1,98 @@
+"""Notes of a base: /v1/metis/knowledge-bases/<base>/notes/<path> (and saved/<path>).
+
+GET answers JSON (or the markdown file itself with `Accept: text/markdown`), with the
+note's version as ETag. PUT takes JSON {"metadata", "content"} or the markdown file;
+`If-Match` makes it conditional, `If-None-Match: *` makes it create-only.
+"""
+
+from __future__ import annotations
+
+import json
+
+from fastapi import APIRouter, Depends, Header, Request, Response
+from fastapi.responses import JSONResponse, PlainTextResponse
+from starlette.concurrency import run_in_threadpool
+
+from ...auth.actor import Actor
+from ...core import Astralyx
+from ...errors import BadRequest
+from ...metis.notes import Note, parse, render
+from ..deps import get_actor, get_core
+
+router = APIRouter(prefix="/metis/knowledge-bases/{base}", tags=["notes"])
+
+
+def _etag(note: Note) -> dict[str, str]:
+    return {"ETag": f'"{note.version}"'}
+
+
+def _summary(note: Note) -> dict:
+    return {"path": note.path, "title": note.title, "version": note.version, "updated_at": note.updated_at}
+
+
+async def _body(request: Request) -> tuple[dict, str]:
+    raw = await request.body()
+    ctype = request.headers.get("content-type", "")
+    if "json" in ctype:
+        try:
+            data = json.loads(raw or b"{}")
+        except json.JSONDecodeError as e:
+            raise BadRequest(f"The body is not valid JSON: {e}", code="INVALID_JSON") from None
+        if not isinstance(data, dict) or not isinstance(data.get("content", ""), str):
+            raise BadRequest('Send {"metadata": {...}, "content": "markdown"}', code="INVALID_NOTE")
+        metadata = data.get("metadata") or {}
+        if not isinstance(metadata, dict):
+            raise BadRequest("metadata must be an object", code="INVALID_NOTE")
+        return metadata, data.get("content", "")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise BadRequest("A note is UTF-8 text", code="INVALID_NOTE") from None
+    return parse(text)
+
+
+def _mount(area: str) -> None:
+    @router.get(f"/{area}", name=f"list_{area}")
+    def list_notes(base: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
+        return {"notes": [_summary(n) for n in core.notes.list(actor, base, area)]}
+
+    @router.get(f"/{area}/{{path:path}}", name=f"read_{area}")
+    def read_note(
+        base: str, path: str, request: Request, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)
+    ) -> Response:
+        note = core.notes.read(actor, base, area, path)
+        if "text/markdown" in request.headers.get("accept", ""):
+            return PlainTextResponse(render(note.metadata, note.content), media_type="text/markdown", headers=_etag(note))
+        return JSONResponse(note.to_dict(), headers=_etag(note))
+
+    @router.put(f"/{area}/{{path:path}}", name=f"write_{area}")
+    async def write_note(
+        base: str,
+        path: str,
+        request: Request,
+        if_match: str | None = Header(default=None),
+        if_none_match: str | None = Header(default=None),
+        actor: Actor = Depends(get_actor),
+        core: Astralyx = Depends(get_core),
+    ) -> Response:
+        metadata, content = await _body(request)
+        note, created = await run_in_threadpool(
+            core.notes.write, actor, base, area, path, content, metadata,
+            if_match=if_match, create_only=(if_none_match == "*"),
+        )
+        return JSONResponse(note.to_dict(), status_code=201 if created else 200, headers=_etag(note))
+
+    @router.delete(f"/{area}/{{path:path}}", name=f"delete_{area}")
+    def delete_note(
+        base: str,
+        path: str,
+        if_match: str | None = Header(default=None),
+        actor: Actor = Depends(get_actor),
+        core: Astralyx = Depends(get_core),
+    ) -> dict:
+        core.notes.delete(actor, base, area, path, if_match=if_match)
+        return {"deleted": path}
+
+
+_mount("notes")
+_mount("saved")
