@@ -58,3 +58,12 @@ def key_client(app, core) -> Callable[..., TestClient]:
         return TestClient(app, headers={"Authorization": f"Bearer {token}"})
 
     return make
+
+
+@pytest.fixture
+def scripted_openai():
+    """A scripted OpenAI-compatible server on 127.0.0.1 (see tests/scripted_openai.py)."""
+    from .scripted_openai import ScriptedOpenAI
+
+    with ScriptedOpenAI() as server:
+        yield server
