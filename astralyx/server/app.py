@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from fastapi import Depends, FastAPI
 from starlette.applications import Starlette
-from starlette.responses import RedirectResponse
-from starlette.routing import Mount, Route
+from starlette.routing import Mount
 
 from .. import __version__
+from ..console import create_console
 from ..core import Astralyx
 from . import errors
 from .deps import authenticate
@@ -40,7 +40,7 @@ def create_app(core: Astralyx) -> BodyLimit:
     app = Starlette(
         routes=[
             Mount("/v1", app=api),
-            Route("/", lambda request: RedirectResponse("/v1/docs")),
+            Mount("/", app=create_console(core)),
         ]
     )
     app.state.core = core

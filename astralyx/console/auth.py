@@ -1,0 +1,57 @@
+"""Sign in with an API key, sign out."""
+
+from __future__ import annotations
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import Route
+
+from ..errors import AstralyxError
+from .web import actor_of, clear_session, core_of, safe_next, same_origin, set_session, templates
+
+
+async def sign_in_page(request: Request) -> Response:
+    if await run_in_threadpool(actor_of, request) is not None:
+        return RedirectResponse(safe_next(request.query_params.get("next")), status_code=303)
+    return templates.TemplateResponse(
+        request, "sign_in.html", {"next": safe_next(request.query_params.get("next")), "error": None}
+    )
+
+
+async def sign_in(request: Request) -> Response:
+    form = await request.form()
+    token = str(form.get("key", "")).strip()
+    target = safe_next(str(form.get("next", "/")))
+    error = None
+    if not same_origin(request):
+        error = AstralyxError("Sign in from the console's own page", code="CROSS_SITE", status=403)
+    elif not token:
+        error = AstralyxError("Paste an API key: `astra keys create` makes one, <home>/admin.key holds the first",
+                              code="UNAUTHORIZED", status=401)
+    else:
+        try:
+            await run_in_threadpool(core_of(request).keys.authenticate, token)
+        except AstralyxError as e:
+            error = e
+    if error is not None:
+        return templates.TemplateResponse(
+            request, "sign_in.html", {"next": target, "error": error}, status_code=error.status
+        )
+    response = RedirectResponse(target, status_code=303)
+    set_session(response, request, token)
+    return response
+
+
+async def sign_out(request: Request) -> Response:
+    response = RedirectResponse("/sign-in", status_code=303)
+    if same_origin(request):
+        clear_session(response)
+    return response
+
+
+routes = [
+    Route("/sign-in", sign_in_page, methods=["GET"]),
+    Route("/sign-in", sign_in, methods=["POST"]),
+    Route("/sign-out", sign_out, methods=["POST"]),
+]

@@ -1,0 +1,128 @@
+"""Metis ▸ Knowledge bases: list, create, delete with confirmation, a base's page."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.responses import Response
+from starlette.routing import Route
+
+from ..errors import AstralyxError
+from ..metis.bases import parse_request
+from .web import Ctx, page
+
+
+def deployment_choices(ctx: Ctx) -> dict[str, list[str]]:
+    """The workspace's deployments by kind, for the embedding and extractor menus."""
+    try:
+        deployments = ctx.core.deployments.list(ctx.actor)
+    except AstralyxError:
+        return {"embedding": [], "chat": []}
+    out: dict[str, list[str]] = {"embedding": [], "chat": []}
+    for dep in deployments:
+        out.setdefault(dep.spec.kind, []).append(dep.name)
+    return out
+
+
+def base_request(form: Any, kind: str | None = None) -> dict[str, Any]:
+    """The API's create body from the console's form (the same JSON the docs show)."""
+    kind = kind or str(form.get("kind") or "documents")
+    spec: dict[str, Any] = {"kind": kind, "sources": []}
+    folder = str(form.get("folder") or "").strip()
+    if folder and kind == "documents":
+        spec["sources"] = [{"folder": folder}]
+    for role in ("embedding", "extractor"):
+        value = str(form.get(role) or "").strip()
+        if value:
+            spec[role] = {"deployment": value}
+    return {"metadata": {"name": str(form.get("name") or "").strip()}, "spec": spec}
+
+
+@page
+async def list_bases(ctx: Ctx) -> Response:
+    bases = await ctx.call(ctx.core.bases.list, ctx.actor)
+    choices = await ctx.call(deployment_choices, ctx)
+    return ctx.render("bases/list.html", bases=bases, choices=choices)
+
+
+@page
+async def create_base(ctx: Ctx) -> Response:
+    form = await ctx.form()
+    request = parse_request(base_request(form))
+    base = await ctx.call(ctx.core.bases.create, ctx.actor, request)
+    where = "/metis/memory/" if base.kind == "memory" else "/metis/knowledge-bases/"
+    return ctx.redirect(where + base.name, f"Created {base.kind} base {base.name}")
+
+
+def _extras(ctx: Ctx, base) -> dict[str, Any]:
+    """What other services add to a base's page, when they exist in this build."""
+    extras: dict[str, Any] = {"documents": None, "saves": None, "search_ready": hasattr(ctx.core, "search")}
+    return extras
+
+
+@page
+async def show_base(ctx: Ctx) -> Response:
+    name = ctx.request.path_params["name"]
+    base = await ctx.call(ctx.core.bases.get, ctx.actor, name)
+    notes = await ctx.call(ctx.core.notes.list_in, base, "notes")
+    if base.kind == "memory":
+        notes = [n for n in notes if not n.path.startswith("memory/")]
+    saved = await ctx.call(ctx.core.notes.list_in, base, "saved")
+    extras = await ctx.call(_extras, ctx, base)
+    return ctx.render("bases/show.html", base=base, notes=notes, saved=saved, **extras)
+
+
+@page
+async def show_note(ctx: Ctx) -> Response:
+    name, area, path = (ctx.request.path_params[k] for k in ("name", "area", "path"))
+    note = await ctx.call(ctx.core.notes.read, ctx.actor, name, area, path)
+    base = await ctx.call(ctx.core.bases.get, ctx.actor, name)
+    return ctx.render("bases/note.html", base=base, note=note)
+
+
+@page
+async def new_note(ctx: Ctx) -> Response:
+    name = ctx.request.path_params["name"]
+    form = await ctx.form()
+    title = str(form.get("title") or "").strip()
+    path = str(form.get("path") or "").strip() or _slug(title) + ".md"
+    content = str(form.get("content") or "")
+    metadata = {"title": title} if title else {}
+    note, _ = await ctx.call(ctx.core.notes.write, ctx.actor, name, "notes", path, content, metadata, create_only=True)
+    return ctx.redirect(f"/metis/knowledge-bases/{name}/notes/{note.path}", f"Saved note {note.title}")
+
+
+def _slug(title: str) -> str:
+    import re
+
+    slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")
+    return slug[:80] or "note"
+
+
+@page
+async def confirm_delete(ctx: Ctx) -> Response:
+    base = await ctx.call(ctx.core.bases.get, ctx.actor, ctx.request.path_params["name"])
+    return ctx.render("bases/delete.html", base=base)
+
+
+@page
+async def delete_base(ctx: Ctx) -> Response:
+    name = ctx.request.path_params["name"]
+    form = await ctx.form()
+    if str(form.get("confirm_name") or "").strip() != name:
+        raise AstralyxError(f"Type the base's name, {name}, to delete it", code="CONFIRM_NAME", status=400)
+    base = await ctx.call(ctx.core.bases.get, ctx.actor, name)
+    await ctx.call(ctx.core.bases.delete, ctx.actor, name)
+    back = "/metis/memory" if base.kind == "memory" else "/metis/knowledge-bases"
+    return ctx.redirect(back, f"Deleted {name} and everything in it")
+
+
+routes = [
+    Route("/metis/knowledge-bases", list_bases, methods=["GET"]),
+    Route("/metis/knowledge-bases", create_base, methods=["POST"]),
+    Route("/metis/knowledge-bases/{name}", show_base, methods=["GET"]),
+    Route("/metis/knowledge-bases/{name}/notes", new_note, methods=["POST"]),
+    Route("/metis/knowledge-bases/{name}/delete", confirm_delete, methods=["GET"]),
+    Route("/metis/knowledge-bases/{name}/delete", delete_base, methods=["POST"]),
+    Route("/metis/knowledge-bases/{name}/{area:str}/{path:path}", show_note, methods=["GET"]),
+]
