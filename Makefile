@@ -18,7 +18,7 @@ run: install
 	$(BIN)/astra serve
 
 test: install
-	$(BIN)/ruff check astralyx tests bench
+	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q
 
 bench: install
