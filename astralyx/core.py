@@ -13,7 +13,12 @@ from .auth.roles import INSTANCE_WORKSPACE
 from .config import Settings
 from .eos.deployments import Deployments
 from .metis.bases import KnowledgeBases
+from .metis.index import Index
+from .metis.memory import Memory
+from .metis.memory.extract import Extractor
 from .metis.notes import Notes
+from .metis.search import Search
+from .metis.sync import Documents
 from .sqlite import Database
 from .util import atomic_write
 
@@ -31,6 +36,14 @@ class Astralyx:
         self.deployments = Deployments(self.db)
         self.bases = KnowledgeBases(self.db, self.home, self.deployments)
         self.notes = Notes(self.bases)
+        # Search: the per-base index follows notes as they change; documents come from sources and uploads.
+        self.index = Index(self.bases, runtimes=lambda: getattr(self, "runtimes", None))
+        self.notes.listeners.append(self.index.on_note)
+        self.search = Search(self.bases, self.index)
+        self.documents = Documents(self.bases, self.index)
+        self.memory = Memory(self.bases, self.notes)
+        # Remember a conversation: the base's extractor proposes facts (reads runtimes and memory when called).
+        self.extractor = Extractor(self)
         # Set once, when this data directory was created without ASTRALYX_TOKEN: shown once.
         self.new_admin_key: str | None = None
         if fresh or not self.workspaces.exists(INSTANCE_WORKSPACE):
@@ -48,5 +61,10 @@ class Astralyx:
                 atomic_write(self.home / "admin.key", token + "\n", mode=0o600)
                 self.new_admin_key = token
 
+    def sync_all(self) -> dict:
+        """Sync every base's index with its files and sources (at server start, e.g. in a thread)."""
+        return self.documents.sync_all()
+
     def close(self) -> None:
+        self.index.close_all()
         self.db.close()

@@ -12,9 +12,9 @@ from ..core import Astralyx
 from . import errors
 from .deps import authenticate
 from .limits import BodyLimit
-from .routes import access, bases, deployments, notes
+from .routes import access, bases, deployments, memory, memory_extract, notes, search
 
-ROUTERS = [access.router, bases.router, notes.router, deployments.router]
+ROUTERS = [access.router, bases.router, notes.router, deployments.router, memory.router, memory_extract.router, search.router]
 
 
 def create_api(core: Astralyx) -> FastAPI:

@@ -1,0 +1,169 @@
+"""A fact: who or what (subject), what about it (attribute), one sentence, where and when it was said.
+
+Each fact is a note of the memory: notes/memory/<id>.md while it holds, notes/memory/history/<id>.md
+once something said later replaced it. The front matter carries every field; the body repeats the
+sentence so the file reads well on its own.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field, replace
+from datetime import UTC, date, datetime, time
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from ...errors import Invalid
+
+ID_RE = re.compile(r"^f_[0-9a-f]{16}$")
+CURRENT_DIR = "notes/memory"
+HISTORY_DIR = "notes/memory/history"
+MAX_NAME = 200
+MAX_FACT = 2000
+MAX_SOURCE = 500
+FIELDS = ("id", "subject", "attribute", "fact", "source", "said_at", "kept_at", "until", "replaced_by", "edited_at")
+
+
+@dataclass(frozen=True)
+class Fact:
+    id: str
+    subject: str
+    attribute: str
+    fact: str
+    source: str
+    said_at: str  # a date (2026-10-12) or a UTC date-time (2026-10-12T10:05:00Z)
+    kept_at: str  # UTC date-time with microseconds: also breaks ties between facts said at the same moment
+    until: str | None = None  # set once replaced: when the next fact was said
+    replaced_by: str | None = None
+    edited_at: str | None = None
+    status: str = field(default="current", compare=False)  # current | history: where the file is
+
+    @property
+    def relpath(self) -> str:
+        return f"{HISTORY_DIR if self.status == 'history' else CURRENT_DIR}/{self.id}.md"
+
+    def with_(self, **changes: Any) -> Fact:
+        return replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = {k: v for k, v in asdict(self).items() if v is not None}
+        return data
+
+
+class FactIn(BaseModel):
+    """A fact to keep, as posted to …/memory."""
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+    subject: str = Field(min_length=1, max_length=MAX_NAME)
+    attribute: str = Field(min_length=1, max_length=MAX_NAME)
+    fact: str = Field(min_length=1, max_length=MAX_FACT)
+    source: str = Field(default="by hand", min_length=1, max_length=MAX_SOURCE)
+    said_at: str | None = None
+
+    @field_validator("subject", "attribute", "source")
+    @classmethod
+    def _one_line(cls, v: str) -> str:
+        return " ".join(v.split())
+
+    @field_validator("fact")
+    @classmethod
+    def _fact_one_paragraph(cls, v: str) -> str:
+        return " ".join(v.split())
+
+    @field_validator("said_at", mode="before")
+    @classmethod
+    def _said_at(cls, v: Any) -> str | None:
+        if v is None or v == "":
+            return None
+        return normalize_said_at(v)
+
+
+def normalize_said_at(value: Any) -> str:
+    """A date stays a date; a date-time becomes UTC (`Z`). Refuses anything else with how to write it."""
+    if isinstance(value, datetime):
+        dt = value
+    elif isinstance(value, date):
+        return value.isoformat()
+    else:
+        text = str(value).strip()
+        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
+            try:
+                return date.fromisoformat(text).isoformat()
+            except ValueError:
+                pass
+        try:
+            dt = datetime.fromisoformat(text.replace("Z", "+00:00").replace(" ", "T", 1))
+        except ValueError:
+            raise Invalid(
+                f"said_at {text!r} is not a date: write it as 2026-10-12 or 2026-10-12T10:05:00Z",
+                code="INVALID_FACT",
+            ) from None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)
+    dt = dt.astimezone(UTC)
+    return dt.replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def moment(stamp: str) -> datetime:
+    """The instant a said_at / until / kept_at stands for (a date: its first moment, UTC)."""
+    if len(stamp) == 10:
+        return datetime.combine(date.fromisoformat(stamp), time(0), UTC)
+    dt = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
+
+
+def render(fact: Fact) -> str:
+    meta = {k: getattr(fact, k) for k in FIELDS if getattr(fact, k) is not None}
+    meta["status"] = fact.status
+    head = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=1000)
+    return f"---\n{head}---\n\n{fact.fact}\n"
+
+
+def _str(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, datetime | date):  # a hand-edited, unquoted date
+        return normalize_said_at(value)
+    return str(value)
+
+
+def parse(text: str, file_id: str, status: str) -> Fact | None:
+    """A fact from its file, or None when the file is not one (no front matter, missing fields)."""
+    if not text.startswith("---"):
+        return None
+    try:
+        _, head, body = text.split("---", 2)
+        meta = yaml.safe_load(head) or {}
+    except (ValueError, yaml.YAMLError):
+        return None
+    if not isinstance(meta, dict):
+        return None
+    fid = _str(meta.get("id")) or file_id
+    if fid != file_id or not ID_RE.match(fid):
+        fid = file_id if ID_RE.match(file_id) else None
+    if fid is None:
+        return None
+    sentence = _str(meta.get("fact")) or " ".join(body.split())
+    subject, attribute, said_at = _str(meta.get("subject")), _str(meta.get("attribute")), _str(meta.get("said_at"))
+    if not (subject and attribute and sentence and said_at):
+        return None
+    try:
+        said_at = normalize_said_at(said_at)
+    except Invalid:
+        return None
+    kept_at = _str(meta.get("kept_at")) or said_at
+    return Fact(
+        id=fid,
+        subject=subject,
+        attribute=attribute,
+        fact=sentence,
+        source=_str(meta.get("source")) or "by hand",
+        said_at=said_at,
+        kept_at=kept_at,
+        until=_str(meta.get("until")),
+        replaced_by=_str(meta.get("replaced_by")),
+        edited_at=_str(meta.get("edited_at")),
+        status=status,
+    )

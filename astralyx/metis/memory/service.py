@@ -1,0 +1,381 @@
+"""The Memory service: keep, preview, list, edit and forget the facts of a memory base.
+
+Permissions live here (keep/edit/forget: knowledge-bases:write-content; reading: knowledge-bases:read).
+Every change runs under the base's folder lock, reads the facts from their files, applies the
+timeline rules (timeline.py) and writes the difference as one step (store.py).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from pydantic import ValidationError
+
+from ...auth.actor import Actor
+from ...auth.roles import READ, WRITE_CONTENT
+from ...eos.deployments import _validation_message
+from ...errors import BadRequest, Conflict, Invalid, NotFound
+from ...locks import folder_lock
+from ...util import iso, new_id
+from ..bases import KnowledgeBase, KnowledgeBases
+from .facts import ID_RE, MAX_FACT, Fact, FactIn, moment, normalize_said_at
+from .secrets import find_secret
+from .store import MemoryStore
+from .timeline import KNOWN, OLDER, REPLACES, arrange, held_on, key_of, norm_name, place
+
+MAX_BATCH = 500
+
+# Called with (base, path relative to its folder, deleted) after each file changes: the index.
+FileListener = Callable[[KnowledgeBase, str, bool], None]
+
+
+def _brief(fact: Fact) -> dict[str, Any]:
+    return {"id": fact.id, "fact": fact.fact, "said_at": fact.said_at, "source": fact.source}
+
+
+def _stamp(dt: datetime) -> str:
+    return dt.isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+class Memory:
+    def __init__(self, bases: KnowledgeBases, notes: Any = None) -> None:
+        self.bases = bases
+        self.notes = notes  # its listeners hear of our files too (the index follows notes)
+        self.listeners: list[FileListener] = []
+        self._repaired: set[str] = set()
+        self._guard = threading.Lock()
+
+    # -- bases -------------------------------------------------------------
+    def base(self, actor: Actor, name: str, permission: str = READ) -> KnowledgeBase:
+        actor.require(permission)
+        base = self.bases.get(actor, name)
+        self.check_memory(base)
+        return base
+
+    @staticmethod
+    def check_memory(base: KnowledgeBase) -> None:
+        if base.kind != "memory":
+            raise Conflict(
+                f"{base.name!r} is a knowledge base of documents, not a memory: facts are kept in a base of "
+                "kind memory (create one with spec.kind \"memory\")",
+                code="NOT_A_MEMORY",
+            )
+
+    def store(self, base: KnowledgeBase) -> MemoryStore:
+        """The base's store, repaired once per process before first use. Call under folder_lock."""
+        store = MemoryStore(base.folder)
+        key = f"{base.folder}|{base.created_at}"
+        if key not in self._repaired:
+            with self._guard:
+                fresh = key not in self._repaired
+                self._repaired.add(key)
+            if fresh:
+                changed = store.repair()
+                self._notify(base, changed)
+        return store
+
+    def repair(self, base: KnowledgeBase) -> list[str]:
+        """Repair one memory now (at start, or after files were changed by hand). Paths changed."""
+        self.check_memory(base)
+        with folder_lock(base.folder):
+            changed = MemoryStore(base.folder).repair()
+            with self._guard:
+                self._repaired.add(f"{base.folder}|{base.created_at}")
+        self._notify(base, changed)
+        return changed
+
+    def repair_all(self) -> None:
+        for base in self.bases.all():
+            if base.kind == "memory" and base.folder.exists():
+                self.repair(base)
+
+    def _notify(self, base: KnowledgeBase, relpaths: Iterable[str]) -> None:
+        listeners = list(self.listeners) + list(getattr(self.notes, "listeners", []) or [])
+        for relpath in relpaths:
+            deleted = not (base.folder / relpath).exists()
+            for listener in listeners:
+                listener(base, relpath, deleted)
+
+    # -- reading -----------------------------------------------------------
+    def facts_in(self, base: KnowledgeBase) -> list[Fact]:
+        """Every fact of the base, arranged (current and history). No permission check: callers did it."""
+        with folder_lock(base.folder):
+            store = self.store(base)
+            return [f for tl in store.timelines(store.facts()).values() for f in tl]
+
+    def known_subjects(self, base: KnowledgeBase) -> dict[str, list[str]]:
+        """Subjects the memory knows and their attributes (as spelt by the current facts): for the extractor."""
+        out: dict[str, list[str]] = {}
+        seen: dict[str, str] = {}
+        for fact in sorted(self.facts_in(base), key=lambda f: (norm_name(f.subject), norm_name(f.attribute))):
+            if fact.status != "current":
+                continue
+            subject = seen.setdefault(norm_name(fact.subject), fact.subject)
+            out.setdefault(subject, []).append(fact.attribute)
+        return out
+
+    def get(self, actor: Actor, base_name: str, fact_id: str) -> Fact:
+        base = self.base(actor, base_name)
+        return self._find(self.facts_in(base), base, fact_id)
+
+    @staticmethod
+    def _find(facts: list[Fact], base: KnowledgeBase, fact_id: str) -> Fact:
+        for fact in facts:
+            if fact.id == fact_id:
+                return fact
+        raise NotFound(
+            f"No fact {fact_id!r} in memory {base.name!r}: `astra metis memory {base.name} --history` lists them",
+            code="FACT_NOT_FOUND",
+        )
+
+    def list(self, actor: Actor, base_name: str, *, history: bool = False, as_of: str | None = None) -> dict[str, Any]:
+        """Current facts grouped by subject; with history, what each replaced; as_of: what held then."""
+        base = self.base(actor, base_name)
+        facts = self.facts_in(base)
+        timelines: dict[tuple[str, str], list[Fact]] = {}
+        for fact in facts:
+            timelines.setdefault(key_of(fact), []).append(fact)
+        at = as_of_moment(as_of) if as_of else None
+        subjects: dict[str, dict[str, Any]] = {}
+        counts = {"current": 0, "history": 0}
+        for key in sorted(timelines):
+            timeline = timelines[key]
+            if at is not None:
+                held = [f for f in timeline if held_on(f, at)]
+                if not held:
+                    continue
+                head, older = held[-1], [f for f in timeline if moment(f.said_at) < moment(held[-1].said_at)]
+            else:
+                head, older = timeline[-1], timeline[:-1]
+            item = fact_dict(head)
+            counts["current"] += 1
+            if history:
+                item["replaced"] = [fact_dict(f) for f in reversed(older)]
+                counts["history"] += len(older)
+            group = subjects.setdefault(key[0], {"subject": timeline[-1].subject, "facts": []})
+            group["facts"].append(item)
+        answer: dict[str, Any] = {
+            "knowledge_base": base.name,
+            "subjects": list(subjects.values()),
+            "count": counts["current"],
+        }
+        if history:
+            answer["history_count"] = counts["history"]
+        if as_of:
+            answer["as_of"] = as_of
+        return answer
+
+    # -- keeping -----------------------------------------------------------
+    def preview(self, actor: Actor, base_name: str, facts: list[FactIn | dict]) -> list[dict[str, Any]]:
+        """What each fact WOULD become if kept (new, replaces, older, known). Writes nothing."""
+        base = self.base(actor, base_name, WRITE_CONTENT)
+        incoming = self._validate(facts)
+        with folder_lock(base.folder):
+            store = self.store(base)
+            results, _, _ = self._plan(store, incoming)
+        return results
+
+    def keep(self, actor: Actor, base_name: str, facts: list[FactIn | dict]) -> dict[str, Any]:
+        """Keep facts as one step (all or nothing). Answers what became of each and how many were replaced."""
+        base = self.base(actor, base_name, WRITE_CONTENT)
+        incoming = self._validate(facts)
+        with folder_lock(base.folder):
+            store = self.store(base)
+            results, before, after = self._plan(store, incoming)
+            ops = store.ops_for(before, after)
+            store.commit(ops)
+        self._notify(base, dict.fromkeys(p for p, _ in ops))
+        return {
+            "knowledge_base": base.name,
+            "facts": results,
+            "kept": sum(1 for r in results if r["status"] != "known"),
+            "replaced": sum(1 for r in results if r["change"] == REPLACES),
+            "known": sum(1 for r in results if r["status"] == "known"),
+        }
+
+    def _validate(self, facts: list[FactIn | dict]) -> list[FactIn]:
+        if not isinstance(facts, list) or not facts:
+            raise BadRequest('Send {"facts": [{"subject", "attribute", "fact", "source", "said_at"?}, …]}', code="INVALID_FACT")
+        if len(facts) > MAX_BATCH:
+            raise Invalid(f"At most {MAX_BATCH} facts at once: send them in several requests", code="TOO_MANY_FACTS")
+        incoming: list[FactIn] = []
+        for i, raw in enumerate(facts):
+            try:
+                fact = raw if isinstance(raw, FactIn) else FactIn.model_validate(raw)
+            except ValidationError as e:
+                raise Invalid(_validation_message(f"facts[{i}]", e), code="INVALID_FACT") from None
+            incoming.append(fact)
+        # Secrets first, for the whole batch: nothing of any of them is written.
+        for i, fact in enumerate(incoming):
+            refuse_secret(fact.subject, fact.attribute, fact.fact, fact.source, where=f"facts[{i}]")
+        return incoming
+
+    def _plan(self, store: MemoryStore, incoming: list[FactIn]) -> tuple[list[dict], dict[str, Fact], dict[str, Fact]]:
+        existing = store.facts()
+        timelines = store.timelines(existing)
+        before = {f.id: f for tl in timelines.values() for f in tl}
+        after = dict(before)
+        latest = max((moment(f.kept_at) for f in existing), default=datetime.min.replace(tzinfo=UTC))
+        start = max(datetime.now(UTC), latest + timedelta(microseconds=1))
+        said_default = iso()
+        results: list[dict[str, Any]] = []
+        ids: list[str | None] = []
+        for i, fin in enumerate(incoming):
+            fact = Fact(
+                id=new_id("f"),
+                subject=fin.subject,
+                attribute=fin.attribute,
+                fact=fin.fact,
+                source=fin.source,
+                said_at=fin.said_at or said_default,
+                kept_at=_stamp(start + timedelta(microseconds=i)),
+            )
+            key = key_of(fact)
+            timeline = timelines.get(key, [])
+            if timeline:  # one spelling per subject and attribute: the one the memory knows
+                fact = fact.with_(subject=timeline[-1].subject, attribute=timeline[-1].attribute)
+            placement = place(timeline, fact)
+            entry: dict[str, Any] = {
+                "subject": fact.subject,
+                "attribute": fact.attribute,
+                "fact": fact.fact,
+                "source": fact.source,
+                "said_at": fact.said_at,
+                "change": placement.change,
+            }
+            if placement.change == KNOWN:
+                entry["status"] = "known"
+                entry["known"] = _brief(placement.known)
+                results.append(entry)
+                ids.append(None)
+                continue
+            if placement.change == REPLACES:
+                entry["replaces"] = _brief(placement.current)
+            elif placement.change == OLDER:
+                entry["current"] = _brief(placement.current)
+            timeline = arrange([*timeline, fact])
+            timelines[key] = timeline
+            after.update({f.id: f for f in timeline})
+            entry["id"] = fact.id
+            results.append(entry)
+            ids.append(fact.id)
+        for entry, fid in zip(results, ids, strict=True):
+            if fid is None:
+                continue
+            final = after[fid]
+            entry["status"] = final.status
+            if final.status == "history":
+                entry["until"] = final.until
+                entry["replaced_by"] = final.replaced_by
+        return results, before, after
+
+    # -- correcting and forgetting ---------------------------------------------
+    def edit(
+        self,
+        actor: Actor,
+        base_name: str,
+        fact_id: str,
+        fact: str | None = None,
+        *,
+        said_at: str | None = None,
+        source: str | None = None,
+    ) -> Fact:
+        """Correct a fact's wording (or its date or source). Its place in the history is kept."""
+        base = self.base(actor, base_name, WRITE_CONTENT)
+        changes: dict[str, Any] = {}
+        if fact is not None:
+            wording = " ".join(str(fact).split())
+            if not wording or len(wording) > MAX_FACT:
+                raise Invalid(f"A fact is one sentence of 1 to {MAX_FACT} characters", code="INVALID_FACT")
+            changes["fact"] = wording
+        if source is not None:
+            if not str(source).strip():
+                raise Invalid("source cannot be empty", code="INVALID_FACT")
+            changes["source"] = " ".join(str(source).split())
+        if said_at is not None:
+            changes["said_at"] = normalize_said_at(said_at)
+        if not changes:
+            raise BadRequest('Send {"fact": "the corrected sentence"}', code="INVALID_FACT")
+        refuse_secret(changes.get("fact", ""), changes.get("source", ""), where="the correction")
+        check_id(fact_id)
+        with folder_lock(base.folder):
+            store = self.store(base)
+            timelines = store.timelines(store.facts())
+            before = {f.id: f for tl in timelines.values() for f in tl}
+            current = self._find(list(before.values()), base, fact_id)
+            if all(getattr(current, k) == v for k, v in changes.items()):
+                return current
+            edited = current.with_(**changes, edited_at=iso())
+            timeline = arrange([edited if f.id == fact_id else f for f in timelines[key_of(current)]])
+            after = dict(before)
+            after.update({f.id: f for f in timeline})
+            ops = store.ops_for(before, after)
+            store.commit(ops)
+        self._notify(base, dict.fromkeys(p for p, _ in ops))
+        return after[fact_id]
+
+    def forget(self, actor: Actor, base_name: str, fact_id: str, *, history: bool = False) -> dict[str, Any]:
+        """Delete a fact; with history, also the older facts of its subject and attribute it replaced.
+
+        Without history the facts it replaced stay: the one before it holds again (it was current
+        before this one was said).
+        """
+        base = self.base(actor, base_name, WRITE_CONTENT)
+        check_id(fact_id)
+        with folder_lock(base.folder):
+            store = self.store(base)
+            timelines = store.timelines(store.facts())
+            before = {f.id: f for tl in timelines.values() for f in tl}
+            fact = self._find(list(before.values()), base, fact_id)
+            timeline = timelines[key_of(fact)]
+            index = next(i for i, f in enumerate(timeline) if f.id == fact_id)
+            gone = {fact_id} | ({f.id for f in timeline[:index]} if history else set())
+            remaining = arrange([f for f in timeline if f.id not in gone])
+            after = {fid: f for fid, f in before.items() if fid not in gone}
+            after.update({f.id: f for f in remaining})
+            ops = store.ops_for(before, after)
+            store.commit(ops)
+        self._notify(base, dict.fromkeys(p for p, _ in ops))
+        answer: dict[str, Any] = {
+            "knowledge_base": base.name,
+            "forgotten": fact_id,
+            "history_forgotten": len(gone) - 1,
+        }
+        if fact.status == "current" and remaining:
+            answer["current"] = fact_dict(remaining[-1])
+        return answer
+
+
+def fact_dict(fact: Fact) -> dict[str, Any]:
+    data = fact.to_dict()
+    data["held"] = {"from": fact.said_at, "until": fact.until}
+    return data
+
+
+def check_id(fact_id: str) -> None:
+    if not ID_RE.match(fact_id or ""):
+        raise NotFound(f"{fact_id!r} is not a fact id (f_ and 16 hex digits)", code="FACT_NOT_FOUND")
+
+
+def refuse_secret(*texts: str, where: str) -> None:
+    for text in texts:
+        reason = find_secret(text) if text else None
+        if reason:
+            # The message never repeats the text: it must not reach a log either.
+            raise Invalid(
+                f"{where} looks like {reason}: secrets are never kept in a memory, and nothing of it was written. "
+                "Keep it in a password manager, or reword the fact without it",
+                code="FACT_SENSITIVE",
+                details={"reason": reason, "where": where},
+            )
+
+
+def as_of_moment(value: str) -> datetime:
+    """The instant `as_of` asks about: a date means by the end of that day."""
+    stamp = normalize_said_at(value)
+    if len(stamp) == 10:
+        return moment(stamp) + timedelta(days=1) - timedelta(microseconds=1)
+    return moment(stamp)

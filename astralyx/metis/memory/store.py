@@ -1,0 +1,137 @@
+"""The memory's files: reading every fact, changing several files as one step, repairing after a crash.
+
+A change to several files (keep a batch, forget with history) is written first as a journal
+(`.memory-journal.json` in the base's folder, written atomically), then applied file by file, then
+the journal is removed. A crash in between leaves the journal: the next start replays it (each
+operation is idempotent), so a batch is all or nothing. Then every key's timeline is re-arranged
+from the files, which settles anything else (two current facts for one key: the later said wins;
+a fact in both folders: the history copy is read, and the timeline decides where it belongs).
+
+Callers hold folder_lock(base.folder).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import defaultdict
+from pathlib import Path
+
+from ...util import atomic_write, fsync_dir
+from .facts import CURRENT_DIR, HISTORY_DIR, Fact, parse, render
+from .timeline import arrange, key_of
+
+JOURNAL = ".memory-journal.json"
+
+# (path relative to the base's folder, the file's new text or None to delete it)
+Op = tuple[str, str | None]
+
+
+class MemoryStore:
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.current_dir = folder / CURRENT_DIR
+        self.history_dir = folder / HISTORY_DIR
+        self.journal = folder / JOURNAL
+
+    # -- reading -----------------------------------------------------------
+    def _scan(self) -> tuple[dict[str, Fact], dict[str, list[str]]]:
+        """Every fact by id (the history copy wins over a current one), and where each has files."""
+        found: dict[str, Fact] = {}
+        places: dict[str, list[str]] = defaultdict(list)
+        for status, folder in (("current", self.current_dir), ("history", self.history_dir)):
+            if not folder.is_dir():
+                continue
+            for file in sorted(folder.glob("f_*.md")):
+                if file.is_symlink() or not file.is_file():
+                    continue
+                fact = parse(file.read_text("utf-8", errors="replace"), file.stem, status)
+                if fact is None:
+                    continue
+                places[fact.id].append(f"{folder.relative_to(self.folder).as_posix()}/{file.name}")
+                found[fact.id] = fact  # history is read second: it wins
+        return found, places
+
+    def facts(self) -> list[Fact]:
+        return list(self._scan()[0].values())
+
+    @staticmethod
+    def timelines(facts: list[Fact]) -> dict[tuple[str, str], list[Fact]]:
+        groups: dict[tuple[str, str], list[Fact]] = defaultdict(list)
+        for fact in facts:
+            groups[key_of(fact)].append(fact)
+        return {key: arrange(group) for key, group in groups.items()}
+
+    # -- writing -----------------------------------------------------------
+    def ops_for(self, before: dict[str, Fact], after: dict[str, Fact]) -> list[Op]:
+        """The file operations that turn the facts `before` into `after` (by id)."""
+        writes: list[Op] = []
+        deletes: list[Op] = []
+        for fid, fact in after.items():
+            old = before.get(fid)
+            if old != fact or old.status != fact.status:
+                writes.append((fact.relpath, render(fact)))
+            if old is not None and old.relpath != fact.relpath:
+                deletes.append((old.relpath, None))
+        for fid, old in before.items():
+            if fid not in after:
+                deletes.append((old.relpath, None))
+        return writes + deletes
+
+    def commit(self, ops: list[Op]) -> None:
+        if not ops:
+            return
+        if len(ops) == 1:  # one file: atomic on its own
+            self._apply(ops)
+            return
+        atomic_write(self.journal, json.dumps({"ops": ops}, ensure_ascii=False), mode=0o600)
+        self._apply(ops)
+        self.journal.unlink()
+        fsync_dir(self.folder)
+
+    def _apply(self, ops: list[Op]) -> None:
+        for relpath, text in ops:
+            path = self.folder / relpath
+            if text is None:
+                try:
+                    path.unlink()
+                except FileNotFoundError:
+                    pass
+                else:
+                    fsync_dir(path.parent)
+            else:
+                atomic_write(path, text)
+
+    # -- repair --------------------------------------------------------------
+    def repair(self) -> list[str]:
+        """Finish an interrupted change, then make every file agree with its timeline.
+
+        Returns the paths (relative to the base's folder) that changed, for the index.
+        """
+        changed: list[str] = []
+        if self.journal.exists():
+            try:
+                ops = [(str(p), t) for p, t in json.loads(self.journal.read_text("utf-8"))["ops"]]
+            except (ValueError, KeyError, TypeError):
+                ops = []  # unreadable: written atomically, so this is not ours to replay
+            self._apply(ops)
+            changed.extend(p for p, _ in ops)
+            self.journal.unlink()
+        found, places = self._scan()
+        arranged = {f.id: f for timeline in self.timelines(list(found.values())).values() for f in timeline}
+        ops: list[Op] = []
+        for fid, fact in arranged.items():
+            stored = found[fid]
+            if stored != fact or stored.status != fact.status or places[fid] != [fact.relpath]:
+                ops.append((fact.relpath, render(fact)))
+            ops.extend((p, None) for p in places[fid] if p != fact.relpath)
+        self.commit(ops)
+        changed.extend(p for p, _ in ops)
+        return sorted(set(changed))
+
+
+def remove_empty(folder: Path) -> None:
+    try:
+        os.rmdir(folder)
+    except OSError:
+        pass

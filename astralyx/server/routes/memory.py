@@ -1,0 +1,69 @@
+"""Facts of a memory: /v1/metis/knowledge-bases/<base>/memory.
+
+POST keeps facts ({"facts": [...]}, one step), GET lists the current ones grouped by subject
+(?history=true adds what each replaced, ?as_of=DATE what held then), GET/PUT/DELETE …/memory/<id>
+read, correct and forget one (DELETE ?history=true also forgets the older facts it replaced).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Body, Depends
+from pydantic import BaseModel, ConfigDict
+
+from ...auth.actor import Actor
+from ...core import Astralyx
+from ...errors import BadRequest
+from ...metis.memory.service import fact_dict
+from ..deps import get_actor, get_core
+
+router = APIRouter(prefix="/metis/knowledge-bases/{base}/memory", tags=["memory"])
+
+
+class Correction(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    fact: str | None = None
+    said_at: str | None = None
+    source: str | None = None
+
+
+@router.post("")
+def keep_facts(
+    base: str, body: Any = Body(...), actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)
+) -> dict:
+    """Keep facts: what became of each (current, history, known) and how many older facts were replaced."""
+    if not isinstance(body, dict) or not isinstance(body.get("facts"), list):
+        raise BadRequest('Send {"facts": [{"subject", "attribute", "fact", "source", "said_at"?}, …]}', code="INVALID_FACT")
+    return core.memory.keep(actor, base, body["facts"])
+
+
+@router.get("")
+def list_facts(
+    base: str,
+    history: bool = False,
+    as_of: str | None = None,
+    actor: Actor = Depends(get_actor),
+    core: Astralyx = Depends(get_core),
+) -> dict:
+    return core.memory.list(actor, base, history=history, as_of=as_of)
+
+
+@router.get("/{fact_id}")
+def read_fact(base: str, fact_id: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
+    return fact_dict(core.memory.get(actor, base, fact_id))
+
+
+@router.put("/{fact_id}")
+def correct_fact(
+    base: str, fact_id: str, body: Correction, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)
+) -> dict:
+    """Correct a fact's wording (its history is kept)."""
+    return fact_dict(core.memory.edit(actor, base, fact_id, body.fact, said_at=body.said_at, source=body.source))
+
+
+@router.delete("/{fact_id}")
+def forget_fact(
+    base: str, fact_id: str, history: bool = False, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)
+) -> dict:
+    return core.memory.forget(actor, base, fact_id, history=history)
