@@ -45,6 +45,8 @@ def test_keys_are_stored_hashed(client, core):
     listed = client.get("/v1/keys").json()["keys"]
     assert {k["id"] for k in listed} >= {created["id"]}
     assert all("key" not in k and "hash" not in k for k in listed)
+    admin = next(k for k in listed if k["name"] == "bootstrap admin")
+    assert admin["last_used_at"] is not None
 
 
 @pytest.mark.parametrize(

@@ -124,6 +124,10 @@ class Keys:
                 "This API key is not valid (unknown or revoked): use a key from `astra keys create`",
                 code="INVALID_KEY",
             )
+        stamp = iso()
+        # Record use at most once a minute: a write per request would contend with real writers.
+        if (row["last_used_at"] or "")[:16] != stamp[:16]:
+            self.db.execute("UPDATE keys SET last_used_at=? WHERE id=?", (stamp, row["id"]))
         return Actor.of(row["workspace"], row["role"], row["id"])
 
     def count(self) -> int:

@@ -66,8 +66,8 @@ def keys_list(state: State, key_workspace: str | None, as_json: bool) -> None:
         return print_json(data)
     print_table(
         data["keys"],
-        ["id", "workspace", "role", "name", "created_at", "revoked_at"],
-        ["ID", "WORKSPACE", "ROLE", "NAME", "CREATED", "REVOKED"],
+        ["id", "workspace", "role", "name", "created_at", "last_used_at", "revoked_at"],
+        ["ID", "WORKSPACE", "ROLE", "NAME", "CREATED", "LAST USED", "REVOKED"],
     )
 
 
