@@ -10,7 +10,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from ..core import Astralyx
-from . import auth, bases, deployments
+from . import auth, bases, deployments, memory
 from .web import HERE, templates
 
 
@@ -34,6 +34,7 @@ def create_console(core: Astralyx) -> Starlette:
         *auth.routes,
         *bases.routes,
         *deployments.routes,
+        *memory.routes,
         Mount("/static", app=StaticFiles(directory=HERE / "static"), name="static"),
     ]
     app = Starlette(routes=routes, exception_handlers={404: not_found, 405: not_found})

@@ -109,3 +109,11 @@ def shot(tmp_path):
         return path
 
     return take
+
+
+def deploy(core, name: str, kind: str, url: str = "http://127.0.0.1:9/v1", model: str | None = None):
+    """An upstream deployment of workspace `default` (port 9: nothing answers, unless a scripted server's url)."""
+    from astralyx.eos.deployments import parse_spec
+
+    spec = parse_spec({"model": model or name, "kind": kind, "runtime": {"type": "upstream", "url": url}})
+    return core.deployments.put(None, "default", name, spec)

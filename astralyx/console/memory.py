@@ -1,0 +1,128 @@
+"""Metis ▸ Memory: memories, their facts by subject, history, Add a fact, Edit, Forget."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.responses import Response
+from starlette.routing import Route
+
+from ..errors import AstralyxError
+from ..metis.bases import parse_request
+from .bases import base_request, deployment_choices
+from .web import Ctx, page
+
+
+def _memory(ctx: Ctx):
+    memory = getattr(ctx.core, "memory", None)
+    if memory is None:
+        raise AstralyxError("This build has no memory service", code="NOT_AVAILABLE", status=501)
+    return memory
+
+
+def older_counts(listing: dict[str, Any]) -> dict[str, int]:
+    """For each fact shown, how many older facts of its subject and attribute it replaced."""
+    counts: dict[str, int] = {}
+    for group in listing["subjects"]:
+        for item in group["facts"]:
+            replaced = item.get("replaced", [])
+            counts[item["id"]] = len(replaced)
+            for i, old in enumerate(replaced):  # newest first
+                counts[old["id"]] = len(replaced) - i - 1
+    return counts
+
+
+@page
+async def list_memories(ctx: Ctx) -> Response:
+    bases = [b for b in await ctx.call(ctx.core.bases.list, ctx.actor) if b.kind == "memory"]
+    choices = await ctx.call(deployment_choices, ctx)
+    return ctx.render("memory/list.html", memories=bases, choices=choices)
+
+
+@page
+async def create_memory(ctx: Ctx) -> Response:
+    form = await ctx.form()
+    base = await ctx.call(ctx.core.bases.create, ctx.actor, parse_request(base_request(form, "memory")))
+    return ctx.redirect(f"/metis/memory/{base.name}", f"Created memory {base.name}")
+
+
+@page
+async def show_memory(ctx: Ctx) -> Response:
+    name = ctx.request.path_params["name"]
+    history = ctx.request.query_params.get("history") in ("1", "true", "on")
+    base = await ctx.call(ctx.core.bases.get, ctx.actor, name)
+    listing = await ctx.call(_memory(ctx).list, ctx.actor, name, history=history)
+    return ctx.render("memory/show.html", base=base, listing=listing, history=history)
+
+
+@page
+async def add_fact(ctx: Ctx) -> Response:
+    name = ctx.request.path_params["name"]
+    form = await ctx.form()
+    fact = {k: str(form.get(k) or "").strip() for k in ("subject", "attribute", "fact", "source", "said_at")}
+    fact["source"] = fact["source"] or "by hand"
+    result = await ctx.call(_memory(ctx).keep, ctx.actor, name, [fact])
+    entry = result["facts"][0]
+    if entry["status"] == "known":
+        message = "Already known: nothing kept twice"
+    elif entry["status"] == "history":
+        message = "Kept in the history: a fact said later holds now"
+    elif result["replaced"]:
+        message = f"Kept; it replaced “{entry['replaces']['fact']}”"
+    else:
+        message = "Kept 1 fact"
+    return ctx.redirect(f"/metis/memory/{name}", message)
+
+
+@page
+async def edit_form(ctx: Ctx) -> Response:
+    name, fact_id = ctx.request.path_params["name"], ctx.request.path_params["fact_id"]
+    fact = await ctx.call(_memory(ctx).get, ctx.actor, name, fact_id)
+    return ctx.render("memory/edit.html", base_name=name, fact=fact)
+
+
+@page
+async def edit_fact(ctx: Ctx) -> Response:
+    name, fact_id = ctx.request.path_params["name"], ctx.request.path_params["fact_id"]
+    form = await ctx.form()
+    said_at = str(form.get("said_at") or "").strip() or None
+    source = str(form.get("source") or "").strip() or None
+    await ctx.call(_memory(ctx).edit, ctx.actor, name, fact_id, str(form.get("fact") or ""), said_at=said_at, source=source)
+    return ctx.redirect(f"/metis/memory/{name}", "Corrected; its history is kept")
+
+
+@page
+async def forget_form(ctx: Ctx) -> Response:
+    name, fact_id = ctx.request.path_params["name"], ctx.request.path_params["fact_id"]
+    memory = _memory(ctx)
+    fact = await ctx.call(memory.get, ctx.actor, name, fact_id)
+    listing = await ctx.call(memory.list, ctx.actor, name, history=True)
+    older = older_counts(listing).get(fact_id, 0)
+    return ctx.render("memory/forget.html", base_name=name, fact=fact, older=older)
+
+
+@page
+async def forget_fact(ctx: Ctx) -> Response:
+    name, fact_id = ctx.request.path_params["name"], ctx.request.path_params["fact_id"]
+    form = await ctx.form()
+    history = form.get("history") == "true"
+    result = await ctx.call(_memory(ctx).forget, ctx.actor, name, fact_id, history=history)
+    n = result["history_forgotten"]
+    message = "Forgot the fact"
+    if n:
+        message += f" and the {n} older fact{'s' if n != 1 else ''} it replaced"
+    if result.get("current"):
+        message += f"; “{result['current']['fact']}” holds again"
+    return ctx.redirect(f"/metis/memory/{name}" + ("?history=1" if history else ""), message)
+
+
+routes = [
+    Route("/metis/memory", list_memories, methods=["GET"]),
+    Route("/metis/memory", create_memory, methods=["POST"]),
+    Route("/metis/memory/{name}", show_memory, methods=["GET"]),
+    Route("/metis/memory/{name}/facts", add_fact, methods=["POST"]),
+    Route("/metis/memory/{name}/facts/{fact_id}/edit", edit_form, methods=["GET"]),
+    Route("/metis/memory/{name}/facts/{fact_id}/edit", edit_fact, methods=["POST"]),
+    Route("/metis/memory/{name}/facts/{fact_id}/forget", forget_form, methods=["GET"]),
+    Route("/metis/memory/{name}/facts/{fact_id}/forget", forget_fact, methods=["POST"]),
+]

@@ -1,0 +1,79 @@
+"""Metis ▸ Knowledge bases: list, create with deployments chosen from the workspace, notes, delete with confirmation."""
+
+from __future__ import annotations
+
+from playwright.sync_api import expect
+
+from astralyx.auth.actor import Actor
+
+from .conftest import deploy
+
+
+def test_create_a_base_write_a_note_and_delete_it_with_confirmation(signed_in, live_server, shot):
+    page, core = signed_in, live_server.core
+    deploy(core, "bge-m3", "embedding")
+    deploy(core, "qwen3-4b", "chat", model="qwen3:4b")
+    page.reload()
+    # The menus offer the workspace's deployments of the right kind.
+    embedding = page.get_by_label("Embedding model")
+    expect(embedding.locator("option", has_text="bge-m3")).to_have_count(1)
+    expect(embedding.locator("option", has_text="qwen3-4b")).to_have_count(0)
+    expect(page.get_by_label("Extractor (memory)").locator("option")).to_have_text(["none", "qwen3-4b"])
+
+    page.get_by_label("Name").fill("handbook")
+    embedding.select_option("")
+    page.get_by_role("button", name="Create").click()
+    expect(page.get_by_role("status")).to_contain_text("Created documents base handbook")
+    expect(page.get_by_role("heading", name="handbook")).to_be_visible()
+    assert core.bases.find("default", "handbook").spec.embedding is None
+
+    page.get_by_text("Write a note").click()
+    page.get_by_label("Title").fill("Offsite")
+    page.get_by_label("Text (Markdown)").fill("The offsite is in Porto in March.")
+    page.get_by_role("button", name="Save note").click()
+    expect(page.get_by_text("The offsite is in Porto in March.")).to_be_visible()
+    assert (core.bases.find("default", "handbook").folder / "notes" / "offsite.md").exists()
+
+    page.goto("/metis/knowledge-bases")
+    expect(page.get_by_role("cell", name="handbook")).to_be_visible()
+    shot(page, "knowledge-bases")
+    page.get_by_role("link", name="handbook").click()
+    shot(page, "knowledge-base")
+
+    # A second base of the same name: the domain's error, with its code, shown at the top.
+    page.goto("/metis/knowledge-bases")
+    page.get_by_label("Name").fill("handbook")
+    page.get_by_role("button", name="Create").click()
+    expect(page.get_by_role("alert")).to_contain_text("BASE_EXISTS")
+
+    page.goto("/metis/knowledge-bases/handbook")
+    page.get_by_role("link", name="Delete this base…").click()
+    page.get_by_label("Type handbook to confirm").fill("handbok")
+    page.get_by_role("button", name="Delete handbook").click()
+    expect(page.get_by_role("alert")).to_contain_text("CONFIRM_NAME")
+    assert core.bases.find("default", "handbook") is not None
+    page.get_by_label("Type handbook to confirm").fill("handbook")
+    page.get_by_role("button", name="Delete handbook").click()
+    expect(page.get_by_role("status")).to_contain_text("Deleted handbook")
+    assert core.bases.find("default", "handbook") is None
+
+
+def test_pages_show_only_the_keys_workspace(page, live_server):
+    from .conftest import sign_in
+
+    core = live_server.core
+    core.workspaces.create(None, "acme")
+    core.bases.create(Actor.local_owner("acme"), _request("secret-plans"))
+    core.bases.create(Actor.local_owner("default"), _request("handbook"))
+    _, token = core.keys.create(None, "acme", "viewer")
+    sign_in(page, token)
+    expect(page.get_by_role("link", name="secret-plans")).to_be_visible()
+    expect(page.get_by_role("link", name="handbook")).to_have_count(0)
+    page.goto("/metis/knowledge-bases/handbook")
+    expect(page.get_by_role("alert")).to_contain_text("BASE_NOT_FOUND")
+
+
+def _request(name: str):
+    from astralyx.metis.bases import parse_request
+
+    return parse_request({"metadata": {"name": name}})
