@@ -1,0 +1,173 @@
+"""`astra metis sync|upload|search|reindex|documents|files BASE …`: documents and search of a base."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import click
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from ..client import ApiError
+from ..main import State, pass_state
+from ..output import console, json_option, print_json, print_table
+from . import metis
+
+
+def _url(base: str, rest: str) -> str:
+    return f"/metis/knowledge-bases/{quote(base, safe='')}/{rest}"
+
+
+def _progress() -> Progress:
+    return Progress(
+        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        TextColumn("{task.fields[document]}", style="dim"),
+        console=console, transient=True,
+    )
+
+
+def _streamed(state: State, path: str, what: str, quiet: bool) -> dict[str, Any]:
+    """POST with ?progress=true and follow the NDJSON lines with a progress bar."""
+    client = state.client
+    url = _url_for(client, path + "?progress=true")
+    result: dict[str, Any] | None = None
+    with _progress() as bar:
+        task = bar.add_task(what, total=None, document="", visible=not quiet)
+        with client.http.stream("POST", url) as response:
+            if response.status_code >= 400:
+                response.read()
+                client._answer(response)  # raises ApiError with the server's message
+            for line in response.iter_lines():
+                if not line.strip():
+                    continue
+                event = json.loads(line)
+                if "progress" in event:
+                    p = event["progress"]
+                    bar.update(task, total=p["total"], completed=p["done"], document=p.get("document") or "")
+                elif "result" in event:
+                    result = event["result"]
+                elif "error" in event:
+                    err = event["error"]
+                    raise ApiError(500, err.get("code", "ERROR"), err.get("message", ""))
+    if result is None:
+        raise ApiError(502, "INCOMPLETE", "The server stopped before it finished: see its log, then run this again")
+    return result
+
+
+def _url_for(client, path: str) -> str:
+    url = path if path.startswith("/") else "/" + path
+    if client.local is not None:
+        url = "http://astralyx.local/v1" + url
+    return url
+
+
+def _report(data: dict[str, Any], verb: str) -> None:
+    click.echo(
+        f"{verb} {data['knowledge_base']}: {data['added']} added, {data['changed']} changed, "
+        f"{data['unchanged']} unchanged, {data['removed']} removed — "
+        f"{data['documents']} document(s), {data['chunks']} passage(s) indexed"
+    )
+    for failed in data.get("failed") or []:
+        click.secho(f"  not indexed: {failed['document']}: {failed['error']}", fg="yellow", err=True)
+
+
+@metis.command("sync")
+@click.argument("base")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@json_option
+@pass_state
+def sync(state: State, base: str, quiet: bool, as_json: bool) -> None:
+    """Index new and changed documents of BASE (its sources, uploads and notes); drop removed ones."""
+    data = _streamed(state, _url(base, "sync"), "syncing", quiet or as_json)
+    return print_json(data) if as_json else _report(data, "synced")
+
+
+@metis.command("reindex")
+@click.argument("base")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@json_option
+@pass_state
+def reindex(state: State, base: str, quiet: bool, as_json: bool) -> None:
+    """Drop BASE's index and build it again from its files."""
+    data = _streamed(state, _url(base, "reindex"), "reindexing", quiet or as_json)
+    return print_json(data) if as_json else _report(data, "reindexed")
+
+
+@metis.command("upload")
+@click.argument("base")
+@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@json_option
+@pass_state
+def upload(state: State, base: str, files: tuple[Path, ...], quiet: bool, as_json: bool) -> None:
+    """Upload FILES (Markdown, text, HTML, PDF) into BASE; each is indexed as it arrives."""
+    uploaded = []
+    with _progress() as bar:
+        task = bar.add_task("uploading", total=len(files), document="", visible=not (quiet or as_json))
+        for path in files:
+            bar.update(task, document=path.name)
+            with path.open("rb") as f:
+                data = state.client.post(_url(base, "files"), files=[("file", (path.name, f))])
+            uploaded += data["uploaded"]
+            bar.advance(task)
+    if as_json:
+        return print_json({"knowledge_base": base, "uploaded": uploaded})
+    for item in uploaded:
+        click.echo(f"{'replaced' if item['replaced'] else 'uploaded'} {item['document']}  "
+                   f"({item['title']}, {item['chunks']} passage(s))")
+
+
+@metis.command("files")
+@click.argument("base")
+@click.option("--delete", "delete_name", metavar="NAME", help="Delete this uploaded file (and its passages).")
+@json_option
+@pass_state
+def files(state: State, base: str, delete_name: str | None, as_json: bool) -> None:
+    """List the files uploaded to BASE (or delete one)."""
+    if delete_name:
+        data = state.client.delete(_url(base, f"files/{quote(delete_name, safe='')}"))
+        return print_json(data) if as_json else click.echo(f"deleted {delete_name}")
+    data = state.client.get(_url(base, "files"))
+    if as_json:
+        return print_json(data)
+    print_table(data["files"], ["name", "size", "updated_at"], ["NAME", "BYTES", "UPDATED"])
+
+
+@metis.command("documents")
+@click.argument("base")
+@json_option
+@pass_state
+def documents(state: State, base: str, as_json: bool) -> None:
+    """List what BASE's index holds: documents, notes and facts, with their passages."""
+    data = state.client.get(_url(base, "documents"))
+    if as_json:
+        return print_json(data)
+    print_table(data["documents"], ["document", "title", "chunks", "indexed_at"], ["DOCUMENT", "TITLE", "PASSAGES", "INDEXED"])
+
+
+@metis.command("search")
+@click.argument("base")
+@click.argument("query")
+@click.option("--max-results", "-n", default=8, show_default=True, type=click.IntRange(1, 8), help="At most this many passages.")
+@click.option("--as-of", help="Facts as they held on this date (memories), e.g. 2026-09-30.")
+@json_option
+@pass_state
+def search(state: State, base: str, query: str, max_results: int, as_of: str | None, as_json: bool) -> None:
+    """Search BASE: numbered passages with their document and where they are."""
+    body: dict[str, Any] = {"query": query, "max_results": max_results}
+    if as_of:
+        body["as_of"] = as_of
+    data = state.client.post(_url(base, "search"), json=body)
+    if as_json:
+        return print_json(data)
+    if not data["results"]:
+        return click.echo(f"nothing found in {data['knowledge_base']} ({data['mode']})")
+    for r in data["results"]:
+        click.secho(f"[{r['ref']}] {r['document']}", bold=True, nl=False)
+        click.secho(f"  {r['where']}" if r["where"] else "", fg="cyan")
+        for line in r["text"].splitlines():
+            click.echo(f"    {line}")
+        click.echo()
+    click.secho(f"{len(data['results'])} passage(s), {data['mode']} search", dim=True)

@@ -1,0 +1,186 @@
+"""Chunking that keeps where a passage is: heading path, 1-based start line, or page.
+
+Readers turn a document into `Block`s (headings and paragraphs, each with its line or page);
+`pack` groups paragraphs of one section into chunks of at most `MAX_CHARS` characters, so
+that 8 passages fit in the search budget (about 6,000 characters). A paragraph longer than
+that is split at a sentence or word boundary, never in the middle of a word.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+MAX_CHARS = 700  # 8 × 700 = 5,600: eight passages fit in the ~6,000-character budget
+SEPARATOR = " › "
+
+_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
+_SENTENCE_END = re.compile(r"[.!?;:][\"')\]]*\s")
+
+
+@dataclass
+class Block:
+    text: str
+    line: int | None = None  # 1-based line of the block's first line in the file
+    page: int | None = None  # 1-based page (PDF)
+    level: int = 0  # heading level 1–6; 0 for a paragraph
+
+
+@dataclass
+class Chunk:
+    text: str
+    headings: list[str] = field(default_factory=list)
+    line: int | None = None
+    page: int | None = None
+
+    @property
+    def where(self) -> str:
+        parts = list(self.headings)
+        if self.page is not None:
+            parts.append(f"page {self.page}")
+        elif self.line is not None:
+            parts.append(f"line {self.line}")
+        return SEPARATOR.join(parts)
+
+
+# -- readers: text → blocks -------------------------------------------------------------------
+
+def markdown_blocks(text: str, first_line: int = 1) -> list[Block]:
+    """Headings (ATX and setext) and paragraphs; fenced code stays whole and hides its '#' lines."""
+    blocks: list[Block] = []
+    lines = text.splitlines()
+    para: list[str] = []
+    start = 0
+    fence: str | None = None
+
+    def flush() -> None:
+        nonlocal para
+        body = "\n".join(para).strip("\n")
+        if body.strip():
+            blocks.append(Block(body, line=first_line + start))
+        para = []
+
+    for i, line in enumerate(lines):
+        if fence is not None:
+            para.append(line)
+            if line.strip().startswith(fence):
+                fence = None
+                flush()
+            continue
+        m = _FENCE.match(line)
+        if m:
+            flush()
+            fence, start = m.group(1)[:3], i
+            para = [line]
+            continue
+        m = _ATX.match(line)
+        if m:
+            flush()
+            title = (m.group(2) or "").strip()
+            if title:
+                blocks.append(Block(title, line=first_line + i, level=len(m.group(1))))
+            continue
+        m = _SETEXT.match(line)
+        if m and len(para) == 1 and para[0].strip():
+            title = para[0].strip()
+            para = []
+            blocks.append(Block(title, line=first_line + start, level=1 if m.group(1)[0] == "=" else 2))
+            continue
+        if not line.strip():
+            flush()
+            continue
+        if not para:
+            start = i
+        para.append(line)
+    flush()
+    return blocks
+
+
+def text_blocks(text: str, first_line: int = 1, page: int | None = None) -> list[Block]:
+    """Paragraphs separated by blank lines, each with its start line (or its page)."""
+    blocks: list[Block] = []
+    para: list[str] = []
+    start = 0
+    for i, line in enumerate([*text.splitlines(), ""]):
+        if line.strip():
+            if not para:
+                start = i
+            para.append(line.rstrip())
+        elif para:
+            blocks.append(Block("\n".join(para), line=None if page else first_line + start, page=page))
+            para = []
+    return blocks
+
+
+# -- packing: blocks → chunks -----------------------------------------------------------------
+
+def pack(blocks: list[Block], max_chars: int = MAX_CHARS) -> list[Chunk]:
+    """Group the paragraphs of each section (and page) into chunks of at most max_chars."""
+    chunks: list[Chunk] = []
+    stack: list[tuple[int, str]] = []
+    current: list[Block] = []
+
+    def headings() -> list[str]:
+        return [title for _, title in stack]
+
+    def flush() -> None:
+        nonlocal current
+        if current:
+            chunks.append(Chunk("\n\n".join(b.text for b in current), headings(), current[0].line, current[0].page))
+        current = []
+
+    for block in blocks:
+        if block.level:
+            flush()
+            while stack and stack[-1][0] >= block.level:
+                stack.pop()
+            stack.append((block.level, _one_line(block.text)))
+            continue
+        if current and current[-1].page != block.page:
+            flush()
+        if len(block.text) > max_chars:
+            flush()
+            for piece, offset in split_text(block.text, max_chars):
+                line = None if block.line is None else block.line + block.text.count("\n", 0, offset)
+                chunks.append(Chunk(piece, headings(), line, block.page))
+            continue
+        size = sum(len(b.text) + 2 for b in current) + len(block.text)
+        if current and size > max_chars:
+            flush()
+        current.append(block)
+    flush()
+    return chunks
+
+
+def split_text(text: str, max_chars: int = MAX_CHARS) -> list[tuple[str, int]]:
+    """Pieces of at most max_chars with their offsets, cut after a sentence when one ends late
+    enough, else at a space. Only a single word longer than max_chars is cut inside."""
+    pieces: list[tuple[str, int]] = []
+    pos = 0
+    n = len(text)
+    while pos < n:
+        while pos < n and text[pos].isspace():
+            pos += 1
+        if pos >= n:
+            break
+        if n - pos <= max_chars:
+            pieces.append((text[pos:].rstrip(), pos))
+            break
+        window = text[pos : pos + max_chars + 1]
+        cut = -1
+        for m in _SENTENCE_END.finditer(window):
+            if m.end() - 1 >= max_chars // 2:
+                cut = m.end() - 1
+        if cut < 0:
+            cut = max(window.rfind(" "), window.rfind("\n"), window.rfind("\t"))
+            if cut <= 0:  # one word longer than a chunk: nothing else to do
+                cut = max_chars
+        pieces.append((text[pos : pos + cut].rstrip(), pos))
+        pos += cut
+    return [(p, o) for p, o in pieces if p]
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())

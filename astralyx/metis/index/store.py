@@ -1,0 +1,273 @@
+"""One base's index: a SQLite file in the base's folder with FTS5 (keywords) and sqlite-vec (vectors).
+
+Derived from the files, so it can be dropped and rebuilt at any time. Chunks live in a plain
+table; `chunks_fts` (contentless, BM25) and `chunks_vec` (vec0, cosine) share their rowids.
+The vector table is created when the first vectors arrive, with their dimension; the
+embedding that made them is kept in `meta` so a change of model is noticed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ...sqlite import Database
+from ...util import iso
+from ..chunking import Chunk
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS documents (
+    id INTEGER PRIMARY KEY,
+    key TEXT NOT NULL UNIQUE,        -- path in the base's folder, or source:<folder>/<path>
+    origin TEXT NOT NULL,            -- files | notes | saved | source | … (where the file lives)
+    kind TEXT NOT NULL,              -- docs | notes | saved | memory (selects a re-ranking hook)
+    label TEXT NOT NULL,
+    title TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    attrs TEXT NOT NULL DEFAULT '{}',
+    size INTEGER NOT NULL DEFAULT 0,
+    chunks INTEGER NOT NULL DEFAULT 0,
+    indexed_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS chunks (
+    id INTEGER PRIMARY KEY,
+    doc_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+    ord INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    headings TEXT NOT NULL DEFAULT '[]',
+    line INTEGER,
+    page INTEGER
+);
+CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(doc_id);
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
+    title, headings, text,
+    content='', contentless_delete=1, tokenize='porter unicode61 remove_diacritics 2'
+);
+"""
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+@dataclass
+class StoredDocument:
+    key: str
+    origin: str
+    kind: str
+    label: str
+    title: str
+    hash: str
+    attrs: dict[str, Any]
+    size: int
+    chunks: int
+    indexed_at: str
+
+
+@dataclass
+class Row:
+    """A chunk with its document, as a search hit is made of."""
+
+    chunk_id: int
+    key: str
+    kind: str
+    label: str
+    title: str
+    text: str
+    headings: list[str]
+    line: int | None
+    page: int | None
+    attrs: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def where(self) -> str:
+        return Chunk(self.text, self.headings, self.line, self.page).where
+
+
+@dataclass
+class Entry:
+    """What to write for one document."""
+
+    key: str
+    origin: str
+    kind: str
+    label: str
+    title: str
+    hash: str
+    chunks: list[Chunk]
+    attrs: dict[str, Any] = field(default_factory=dict)
+    size: int = 0
+    vectors: np.ndarray | None = None  # (len(chunks), dims) or None for keywords only
+
+
+def fts_query(text: str) -> str:
+    """Any of the query's words (BM25 ranks by how many and how rare); quoted so nothing is syntax."""
+    words = list(dict.fromkeys(w.lower() for w in _WORD.findall(text)))
+    return " OR ".join(f'"{w}"' for w in words)
+
+
+def embedding_text(title: str, chunk: Chunk) -> str:
+    """What a chunk's vector is made from: its place in the document, then its text."""
+    context = list(chunk.headings)
+    if not context or context[0] != title:
+        context.insert(0, title)
+    return " › ".join(c for c in context if c) + "\n" + chunk.text
+
+
+class BaseIndex:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.db = Database(path, extensions=True)
+        self.db.ensure(SCHEMA)
+
+    def close(self) -> None:
+        self.db.close()
+
+    # -- meta ---------------------------------------------------------------------------------
+    def meta(self, key: str) -> str | None:
+        row = self.db.one("SELECT value FROM meta WHERE key=?", (key,))
+        return row["value"] if row else None
+
+    def set_meta(self, key: str, value: str | None) -> None:
+        if value is None:
+            self.db.execute("DELETE FROM meta WHERE key=?", (key,))
+        else:
+            self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?,?)", (key, value))
+
+    @property
+    def dimensions(self) -> int | None:
+        value = self.meta("dimensions")
+        return int(value) if value else None
+
+    @property
+    def embedding(self) -> str | None:
+        """Which embedding made the vectors (deployment, model, dimensions), or None."""
+        return self.meta("embedding")
+
+    def set_embedding(self, identity: str | None, dimensions: int | None) -> None:
+        """Start over with another embedding: old vectors go, every document is to be embedded again."""
+        with self.db.transaction() as conn:
+            conn.execute("DROP TABLE IF EXISTS chunks_vec")
+            if dimensions:
+                conn.execute(
+                    f"CREATE VIRTUAL TABLE chunks_vec USING vec0(embedding float[{int(dimensions)}] distance_metric=cosine)"
+                )
+            conn.execute("UPDATE documents SET hash=''")  # so the next sync embeds each again
+            self.set_meta("embedding", identity)
+            self.set_meta("dimensions", str(dimensions) if dimensions else None)
+
+    # -- documents ----------------------------------------------------------------------------
+    def document(self, key: str) -> StoredDocument | None:
+        row = self.db.one("SELECT * FROM documents WHERE key=?", (key,))
+        return _doc(row) if row else None
+
+    def documents(self, origin: str | None = None) -> list[StoredDocument]:
+        if origin is None:
+            rows = self.db.query("SELECT * FROM documents ORDER BY label")
+        else:
+            rows = self.db.query("SELECT * FROM documents WHERE origin=? ORDER BY label", (origin,))
+        return [_doc(r) for r in rows]
+
+    def hashes(self) -> dict[str, str]:
+        return {r["key"]: r["hash"] for r in self.db.query("SELECT key, hash FROM documents")}
+
+    def count(self) -> tuple[int, int]:
+        docs = self.db.one("SELECT count(*) AS n FROM documents")["n"]
+        chunks = self.db.one("SELECT count(*) AS n FROM chunks")["n"]
+        return docs, chunks
+
+    def write(self, entries: Iterable[Entry]) -> None:
+        """Replace the documents' chunks, all in one transaction."""
+        dims = self.dimensions
+        with self.db.transaction() as conn:
+            for e in entries:
+                self._delete(conn, e.key)
+                cur = conn.execute(
+                    "INSERT INTO documents(key, origin, kind, label, title, hash, attrs, size, chunks, indexed_at) "
+                    "VALUES (?,?,?,?,?,?,?,?,?,?)",
+                    (e.key, e.origin, e.kind, e.label, e.title, e.hash, json.dumps(e.attrs), e.size, len(e.chunks), iso()),
+                )
+                doc_id = cur.lastrowid
+                for i, chunk in enumerate(e.chunks):
+                    cur = conn.execute(
+                        "INSERT INTO chunks(doc_id, ord, text, headings, line, page) VALUES (?,?,?,?,?,?)",
+                        (doc_id, i, chunk.text, json.dumps(chunk.headings, ensure_ascii=False), chunk.line, chunk.page),
+                    )
+                    rowid = cur.lastrowid
+                    conn.execute(
+                        "INSERT INTO chunks_fts(rowid, title, headings, text) VALUES (?,?,?,?)",
+                        (rowid, e.title, " ".join(chunk.headings), chunk.text),
+                    )
+                    if e.vectors is not None and dims:
+                        vector = np.asarray(e.vectors[i], dtype=np.float32)
+                        conn.execute("INSERT INTO chunks_vec(rowid, embedding) VALUES (?,?)", (rowid, vector.tobytes()))
+
+    def remove(self, keys: Iterable[str]) -> int:
+        removed = 0
+        with self.db.transaction() as conn:
+            for key in keys:
+                removed += self._delete(conn, key)
+        return removed
+
+    def _delete(self, conn, key: str) -> int:
+        row = conn.execute("SELECT id FROM documents WHERE key=?", (key,)).fetchone()
+        if row is None:
+            return 0
+        ids = [r[0] for r in conn.execute("SELECT id FROM chunks WHERE doc_id=?", (row["id"],))]
+        has_vec = self.dimensions is not None
+        for cid in ids:
+            conn.execute("DELETE FROM chunks_fts WHERE rowid=?", (cid,))
+            if has_vec:
+                conn.execute("DELETE FROM chunks_vec WHERE rowid=?", (cid,))
+        conn.execute("DELETE FROM chunks WHERE doc_id=?", (row["id"],))
+        conn.execute("DELETE FROM documents WHERE id=?", (row["id"],))
+        return 1
+
+    # -- search -------------------------------------------------------------------------------
+    def keyword_ids(self, query: str, limit: int) -> list[int]:
+        """Chunk ids by BM25, best first."""
+        match = fts_query(query)
+        if not match:
+            return []
+        rows = self.db.query("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?", (match, limit))
+        return [r[0] for r in rows]
+
+    def vector_ids(self, vector: np.ndarray, limit: int) -> list[int]:
+        """Chunk ids by cosine distance, nearest first (vec0 brute force, k-limited)."""
+        if not self.dimensions:
+            return []
+        rows = self.db.query(
+            "SELECT rowid FROM chunks_vec WHERE embedding MATCH ? AND k = ? ORDER BY distance",
+            (np.asarray(vector, dtype=np.float32).tobytes(), limit),
+        )
+        return [r[0] for r in rows]
+
+    def rows(self, chunk_ids: list[int]) -> dict[int, Row]:
+        if not chunk_ids:
+            return {}
+        marks = ",".join("?" * len(chunk_ids))
+        found = self.db.query(
+            "SELECT c.id, c.text, c.headings, c.line, c.page, d.key, d.kind, d.label, d.title, d.attrs "
+            f"FROM chunks c JOIN documents d ON d.id = c.doc_id WHERE c.id IN ({marks})",
+            tuple(chunk_ids),
+        )
+        return {
+            r["id"]: Row(
+                chunk_id=r["id"], key=r["key"], kind=r["kind"], label=r["label"], title=r["title"], text=r["text"],
+                headings=json.loads(r["headings"]), line=r["line"], page=r["page"], attrs=json.loads(r["attrs"]),
+            )
+            for r in found
+        }
+
+
+def _doc(row) -> StoredDocument:
+    return StoredDocument(
+        key=row["key"], origin=row["origin"], kind=row["kind"], label=row["label"], title=row["title"], hash=row["hash"],
+        attrs=json.loads(row["attrs"]), size=row["size"], chunks=row["chunks"], indexed_at=row["indexed_at"],
+    )

@@ -1,0 +1,190 @@
+"""Search a base: keyword ranking (FTS5 BM25) and vector ranking (sqlite-vec) fused by
+reciprocal rank fusion, answered as numbered, cited passages within a budget.
+
+    core.search.search(actor, "handbook", "vacation days") ->
+    {"knowledge_base": "handbook", "mode": "hybrid", "results": [
+        {"ref": 1, "document": "docs:handbook/leave.md", "title": "Leave policy",
+         "where": "Leave policy › Vacation › line 7", "text": "…"}]}
+
+A base without an embedding deployment (or whose vectors are not made yet) searches by
+keywords alone and says so in `mode`. Re-ranking hooks by document kind
+(`rerankers["memory"]`) reorder or filter the hits of that kind, e.g. current facts first.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..auth.actor import Actor
+from ..auth.roles import READ
+from ..errors import Invalid
+from .bases import KnowledgeBase, KnowledgeBases
+from .index import Index
+from .index.store import Row
+
+log = logging.getLogger("astralyx.metis")
+
+RRF_K = 60
+MAX_RESULTS = 8
+BUDGET_CHARS = 6000  # all passages' text together
+CANDIDATES = 50  # taken from each ranking before fusion
+MAX_QUERY_CHARS = 2000
+MIN_TAIL = 200  # a passage cut to fit the budget keeps at least this much, else it is left out
+
+
+@dataclass
+class Hit:
+    """One passage found, with what its document keeps (attrs) for re-ranking hooks."""
+
+    chunk_id: int
+    document: str
+    title: str
+    where: str
+    text: str
+    kind: str
+    key: str
+    attrs: dict[str, Any] = field(default_factory=dict)
+    score: float = 0.0
+    keyword_rank: int | None = None
+    vector_rank: int | None = None
+
+    @classmethod
+    def of(cls, row: Row, score: float, keyword_rank: int | None, vector_rank: int | None) -> Hit:
+        return cls(
+            chunk_id=row.chunk_id, document=row.label, title=row.title, where=row.where, text=row.text, kind=row.kind,
+            key=row.key, attrs=row.attrs, score=score, keyword_rank=keyword_rank, vector_rank=vector_rank,
+        )
+
+
+# hook(base, hits of its kind in fused order, as_of) -> the hits to keep, in the order to show them
+Reranker = Callable[[KnowledgeBase, list[Hit], "str | None"], list[Hit]]
+
+
+def rrf(rankings: list[list[int]], k: int = RRF_K) -> list[tuple[int, float]]:
+    """Reciprocal rank fusion: score(d) = Σ 1 / (k + rank), ranks from 1; ties keep first-seen order."""
+    scores: dict[int, float] = {}
+    for ranking in rankings:
+        for rank, item in enumerate(ranking, start=1):
+            scores[item] = scores.get(item, 0.0) + 1.0 / (k + rank)
+    return sorted(scores.items(), key=lambda kv: -kv[1])
+
+
+class Search:
+    def __init__(self, bases: KnowledgeBases, index: Index) -> None:
+        self.bases = bases
+        self.index = index
+        self.rerankers: dict[str, Reranker] = {}
+
+    def search(
+        self, actor: Actor, base_name: str, query: str, max_results: int = MAX_RESULTS, as_of: str | None = None
+    ) -> dict[str, Any]:
+        """The tools doc's answer: at most 8 numbered passages, about 6,000 characters in all."""
+        actor.require(READ)
+        base = self.bases.get(actor, base_name)
+        return self.search_in(base, query, max_results, as_of)
+
+    def search_in(self, base: KnowledgeBase, query: str, max_results: int = MAX_RESULTS, as_of: str | None = None) -> dict:
+        if not isinstance(query, str) or not query.strip():
+            raise Invalid("Give a query: the words or question to search for", code="INVALID_QUERY")
+        if len(query) > MAX_QUERY_CHARS:
+            raise Invalid(f"The query is longer than {MAX_QUERY_CHARS} characters: shorten it", code="INVALID_QUERY")
+        if not isinstance(max_results, int) or isinstance(max_results, bool) or max_results < 1:
+            raise Invalid("max_results is a whole number from 1 to 8", code="INVALID_QUERY")
+        limit = min(max_results, MAX_RESULTS)
+        mode, hits = self.hits(base, query, limit=max(CANDIDATES, limit), as_of=as_of)
+        return {"knowledge_base": base.name, "mode": mode, "results": passages(hits, limit)}
+
+    def hits(
+        self, base: KnowledgeBase, query: str, limit: int = CANDIDATES, as_of: str | None = None, mode: str | None = None
+    ) -> tuple[str, list[Hit]]:
+        """Fused hits, best first (re-ranking hooks applied). mode: None (the base's best),
+        "keywords" or "vectors" (to measure each part alone)."""
+        store = self.index.store(base)
+        depth = max(limit, CANDIDATES)
+        vector_ids: list[int] = []
+        used = "keywords"
+        if mode != "keywords":
+            vector = self._query_vector(base, query)
+            if vector is not None:
+                vector_ids = store.vector_ids(vector, depth)
+                used = "hybrid"
+        keyword_ids = [] if mode == "vectors" else store.keyword_ids(query, depth)
+        if mode == "vectors":
+            used = "vectors"
+        k_rank = {cid: i for i, cid in enumerate(keyword_ids, start=1)}
+        v_rank = {cid: i for i, cid in enumerate(vector_ids, start=1)}
+        fused = rrf([r for r in (keyword_ids, vector_ids) if r])
+        rows = store.rows([cid for cid, _ in fused])
+        hits = [Hit.of(rows[cid], score, k_rank.get(cid), v_rank.get(cid)) for cid, score in fused if cid in rows]
+        hits = self._rerank(base, hits, as_of)
+        return used, hits[:limit]
+
+    def _query_vector(self, base: KnowledgeBase, query: str):
+        if base.spec.embedding is None:
+            return None
+        store = self.index.store(base)
+        if not store.dimensions:
+            return None  # no vectors yet (never synced with this embedding)
+        try:
+            embedder = self.index.embedder_for(base)
+        except Exception as e:  # the embedding model is down: keywords still answer
+            log.warning("search of %s/%s by keywords only: %s", base.workspace, base.name, e)
+            return None
+        if embedder is None or self.index.embedding_identity(base, embedder) != store.embedding:
+            return None  # vectors of another embedding: until the base is synced again
+        try:
+            return embedder.embed_query(query)
+        except Exception as e:
+            log.warning("search of %s/%s by keywords only: %s", base.workspace, base.name, e)
+            return None
+
+    def _rerank(self, base: KnowledgeBase, hits: list[Hit], as_of: str | None) -> list[Hit]:
+        """Each hook reorders/filters its kind's hits inside the slots that kind holds."""
+        for kind, hook in self.rerankers.items():
+            mine = [h for h in hits if h.kind == kind]
+            if not mine:
+                continue
+            ranked = iter(hook(base, mine, as_of))
+            merged: list[Hit] = []
+            for h in hits:
+                if h.kind != kind:
+                    merged.append(h)
+                    continue
+                nxt = next(ranked, None)
+                if nxt is not None:
+                    merged.append(nxt)
+            merged.extend(ranked)
+            hits = merged
+        return hits
+
+
+def passages(hits: list[Hit], limit: int = MAX_RESULTS, budget: int = BUDGET_CHARS) -> list[dict[str, Any]]:
+    """Numbered passages, at most `limit`, their texts within `budget` characters together."""
+    results: list[dict[str, Any]] = []
+    used = 0
+    for hit in hits:
+        if len(results) >= limit:
+            break
+        text = hit.text
+        room = budget - used
+        if len(text) > room:
+            if room < MIN_TAIL:
+                break
+            text = _cut(text, room)
+        used += len(text)
+        results.append(
+            {"ref": len(results) + 1, "document": hit.document, "title": hit.title, "where": hit.where, "text": text}
+        )
+    return results
+
+
+def _cut(text: str, room: int) -> str:
+    """At most `room` characters, ending at a word boundary, marked with an ellipsis."""
+    cut = text[: room - 1]
+    space = cut.rfind(" ")
+    if space > room // 2:
+        cut = cut[:space]
+    return cut.rstrip() + "…"

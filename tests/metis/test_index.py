@@ -1,0 +1,168 @@
+"""The per-base index: follows notes, rebuilds from files, readers by prefix, embedding changes."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from astralyx.auth.actor import Actor
+from astralyx.eos.deployments import DeploymentSpec
+from astralyx.eos.runtimes.base import Embedder
+from astralyx.metis.bases import parse_request
+from astralyx.metis.chunking import Chunk
+from astralyx.metis.documents import ParsedDocument
+from astralyx.util import atomic_write
+
+# Words that mean the same thing land on the same dimension: what a real model does for synonyms.
+CONCEPTS = {"automobile": "car", "cars": "car", "vehicle": "car", "holiday": "vacation", "holidays": "vacation"}
+
+
+class ConceptEmbedder(Embedder):
+    """A real Embedder: bag of concepts hashed into a small space, unit length."""
+
+    def __init__(self, dimensions: int = 64, name: str = "concepts") -> None:
+        self.dimensions = dimensions
+        self.name = name
+        self.calls = 0
+
+    def _vector(self, text: str) -> np.ndarray:
+        v = np.zeros(self.dimensions, dtype=np.float32)
+        for word in re.findall(r"\w+", text.lower()):
+            word = CONCEPTS.get(word, word)
+            v[sum(map(ord, word)) * 7919 % self.dimensions] += 1.0
+        n = np.linalg.norm(v)
+        return v / n if n else v
+
+    def embed_passages(self, texts: list[str]) -> np.ndarray:
+        self.calls += 1
+        return np.stack([self._vector(t) for t in texts]) if texts else np.zeros((0, self.dimensions), np.float32)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._vector(text)
+
+
+def owner(workspace: str = "default") -> Actor:
+    return Actor.local_owner(workspace)
+
+
+def make_base(core, name: str, *, embedder: Embedder | None = None, sources=(), kind: str = "documents"):
+    """A base; with an embedder, its spec names an embedding deployment and the index uses that embedder."""
+    spec: dict = {"kind": kind, "sources": [{"folder": str(s)} for s in sources]}
+    if embedder is not None:
+        if core.deployments.find("default", "e5") is None:
+            core.deployments.put(None, "default", "e5", DeploymentSpec(model="multilingual-e5-small", kind="embedding"))
+        spec["embedding"] = {"deployment": "e5"}
+        core.index.embedder_for = lambda base: embedder if base.spec.embedding else None
+    return core.bases.create(owner(), parse_request({"metadata": {"name": name}, "spec": spec}))
+
+
+def labels(answer: dict) -> list[str]:
+    return [r["document"] for r in answer["results"]]
+
+
+def test_notes_are_indexed_when_written_and_leave_when_deleted(core):
+    make_base(core, "team")
+    core.notes.write(owner(), "team", "notes", "plans/offsite.md", "# Offsite\n\nThe offsite is in Porto in March.")
+    core.notes.write(owner(), "team", "saved", "lunch.md", "Lunch is at noon.", {"title": "Lunch", "source": "model"})
+    answer = core.search.search(owner(), "team", "Porto")
+    assert answer["results"] == [
+        {"ref": 1, "document": "notes:team/plans/offsite.md", "title": "Offsite", "where": "Offsite › line 3",
+         "text": "The offsite is in Porto in March."}
+    ]
+    saved = core.search.search(owner(), "team", "lunch noon")["results"][0]
+    assert (saved["document"], saved["title"], saved["where"]) == ("saved:team/lunch.md", "Lunch", "line 6")
+    core.notes.delete(owner(), "team", "notes", "plans/offsite.md")
+    assert core.search.search(owner(), "team", "Porto")["results"] == []
+
+
+def test_reindex_after_the_index_file_is_deleted(core, tmp_path):
+    src = tmp_path / "handbook"
+    src.mkdir()
+    (src / "leave.md").write_text("# Leave policy\n\n## Vacation\n\nEach person has 25 vacation days a year.\n")
+    base = make_base(core, "handbook", embedder=ConceptEmbedder(), sources=[src])
+    core.notes.write(owner(), "handbook", "notes", "faq.md", "# FAQ\n\nParking is free on weekends.")
+    core.documents.sync(owner(), "handbook")
+    before = core.search.search(owner(), "handbook", "vacation days")
+    assert before["mode"] == "hybrid" and labels(before)[0] == "docs:handbook/leave.md"
+
+    core.index.close(base)
+    (base.folder / "index.db").unlink()
+    assert core.search.search(owner(), "handbook", "vacation days")["results"] == []  # an empty new index
+    report = core.documents.reindex(owner(), "handbook")
+    assert (report["added"], report["documents"], report["dimensions"]) == (2, 2, 64)
+    assert core.search.search(owner(), "handbook", "vacation days") == before
+    assert labels(core.search.search(owner(), "handbook", "parking"))[0] == "notes:handbook/faq.md"
+
+
+def test_a_change_of_embedding_starts_the_vectors_over(core, tmp_path):
+    src = tmp_path / "docs"
+    src.mkdir()
+    (src / "cars.md").write_text("# Cars\n\nThe company car is parked in the garage.\n")
+    make_base(core, "fleet", embedder=ConceptEmbedder(64), sources=[src])
+    core.documents.sync(owner(), "fleet")
+    assert core.search.search(owner(), "fleet", "automobile")["mode"] == "hybrid"
+
+    bigger = ConceptEmbedder(32, name="other-model")
+    core.index.embedder_for = lambda base: bigger
+    # Until the base is synced with the new model its old vectors are not used: keywords answer.
+    assert core.search.search(owner(), "fleet", "garage")["mode"] == "keywords"
+    report = core.documents.sync(owner(), "fleet")
+    assert (report["changed"], report["dimensions"]) == (1, 32)
+    answer = core.search.search(owner(), "fleet", "automobile")
+    assert answer["mode"] == "hybrid" and labels(answer) == ["docs:fleet/cars.md"]
+
+
+def test_a_base_without_embedding_searches_by_keywords(core, tmp_path):
+    src = tmp_path / "docs"
+    src.mkdir()
+    (src / "a.txt").write_text("Coffee machines are on every floor.\n")
+    make_base(core, "office", sources=[src])
+    report = core.documents.sync(owner(), "office")
+    assert report["dimensions"] is None
+    answer = core.search.search(owner(), "office", "coffee")
+    assert answer["mode"] == "keywords" and labels(answer) == ["docs:office/a.txt"]
+
+
+def test_readers_by_prefix_attrs_on_hits_and_the_memory_paths(core):
+    make_base(core, "team", kind="memory")
+    # Without the memory's reader, facts are not indexed as plain notes.
+    base = core.bases.find("default", "team")
+    atomic_write(base.folder / "notes/memory/f_1.md", "Ana leads the data team.")
+    core.index.update_file(base, "notes/memory/f_1.md")
+    assert core.search.search(owner(), "team", "Ana")["results"] == []
+
+    seen = []
+
+    def read_fact(base, relpath, text):
+        fact_id = relpath.rsplit("/", 1)[1][:-3]
+        current = "/history/" not in relpath
+        return ParsedDocument(
+            label=f"memory:{base.name}/{fact_id}", title="Ana — role", kind="memory",
+            chunks=[Chunk(text.strip(), [], None, None)], attrs={"current": current, "said": "2026-10-12"},
+        )
+
+    def current_first(base, hits, as_of):
+        seen.append((as_of, [h.attrs for h in hits]))
+        return sorted(hits, key=lambda h: not h.attrs["current"])
+
+    core.index.register_reader("notes/memory/", read_fact)
+    core.search.rerankers["memory"] = current_first
+    atomic_write(base.folder / "notes/memory/history/f_0.md", "Ana leads the data team, a team of data people.")
+    core.index.update_file(base, "notes/memory/history/f_0.md")
+    core.index.update_file(base, "notes/memory/f_1.md")
+    answer = core.search.search(owner(), "team", "Ana data team", as_of="2026-11-01")
+    assert labels(answer) == ["memory:team/f_1", "memory:team/f_0"]
+    assert answer["results"][0]["where"] == ""
+    assert seen[-1][0] == "2026-11-01"
+    assert sorted(a["current"] for a in seen[-1][1]) == [False, True]
+
+
+def test_deleting_a_base_closes_its_index(core):
+    make_base(core, "temp")
+    core.notes.write(owner(), "temp", "notes", "a.md", "alpha")
+    assert core.search.search(owner(), "temp", "alpha")["results"]
+    core.bases.delete(owner(), "temp")
+    assert not core.bases.folder("default", "temp").exists()
+    make_base(core, "temp")  # a new base of the same name starts empty
+    assert core.search.search(owner(), "temp", "alpha")["results"] == []
