@@ -11,7 +11,9 @@ from pathlib import Path
 from .auth import Keys, Workspaces
 from .auth.roles import INSTANCE_WORKSPACE
 from .config import Settings
-from .eos.deployments import Deployments
+from .eos.catalog import Models
+from .eos.deployments import Deployments, DeploymentSpec
+from .eos.runtimes import Runtimes
 from .metis.bases import KnowledgeBases
 from .metis.index import Index
 from .metis.memory import Memory
@@ -33,7 +35,10 @@ class Astralyx:
         self.db = Database(self.home / "astralyx.db")
         self.workspaces = Workspaces(self.db)
         self.keys = Keys(self.db)
-        self.deployments = Deployments(self.db)
+        self.models = Models(self.home)
+        self.deployments = Deployments(self.db, self.models)
+        # Deployments made real: one loaded embedder / chat model per deployment.
+        self.runtimes = Runtimes(self.deployments, self.models)
         self.bases = KnowledgeBases(self.db, self.home, self.deployments)
         self.notes = Notes(self.bases)
         # Search: the per-base index follows notes as they change; documents come from sources and uploads.
@@ -54,6 +59,11 @@ class Astralyx:
         """A new data directory gets workspace `default` and an admin key."""
         if not self.workspaces.exists(INSTANCE_WORKSPACE):
             self.workspaces.create(None, INSTANCE_WORKSPACE)
+        # Zero configuration: an embedded embedding model, so a new base can search with embeddings at once.
+        if self.deployments.find(INSTANCE_WORKSPACE, "e5-small") is None:
+            model = self.settings.default_embedding_model
+            spec = DeploymentSpec(model=model, kind="embedding", runtime={"type": "embedded"})
+            self.deployments.put(None, INSTANCE_WORKSPACE, "e5-small", spec)
         if self.keys.count() == 0:
             token = os.environ.get("ASTRALYX_TOKEN") or None
             _, token = self.keys.create(None, INSTANCE_WORKSPACE, "admin", name="bootstrap admin", token=token)

