@@ -11,14 +11,18 @@ from pathlib import Path
 from .auth import Keys, Workspaces
 from .auth.roles import INSTANCE_WORKSPACE
 from .config import Settings
+from .eos import tools as tool_specs
 from .eos.catalog import Models
 from .eos.deployments import Deployments, DeploymentSpec
+from .eos.gateway import Gateway
+from .eos.receipts import Receipts
 from .eos.runtimes import Runtimes
 from .metis.bases import KnowledgeBases
 from .metis.index import Index
 from .metis.memory import Memory
 from .metis.memory.extract import Extractor
 from .metis.notes import Notes
+from .metis.saves import Saves
 from .metis.search import Search
 from .metis.sync import Documents
 from .sqlite import Database
@@ -49,6 +53,11 @@ class Astralyx:
         self.memory = Memory(self.bases, self.notes)
         # Remember a conversation: the base's extractor proposes facts (reads runtimes and memory when called).
         self.extractor = Extractor(self)
+        # Built-in tools of chat deployments (checked when a deployment is put), model saves, receipts, the gateway.
+        self.deployments.validators.append(tool_specs.spec_validator(self.bases.find))
+        self.saves = Saves(self.db, self.bases, self.notes)
+        self.receipts = Receipts(self.db, self.home)
+        self.gateway = Gateway(self)
         # Set once, when this data directory was created without ASTRALYX_TOKEN: shown once.
         self.new_admin_key: str | None = None
         if fresh or not self.workspaces.exists(INSTANCE_WORKSPACE):

@@ -12,9 +12,10 @@ from ..core import Astralyx
 from . import errors
 from .deps import authenticate
 from .limits import BodyLimit
-from .routes import access, bases, deployments, memory, memory_extract, notes, search
+from .routes import access, bases, chat, deployments, memory, memory_extract, notes, receipts, saves, search, tools
 
 ROUTERS = [access.router, bases.router, notes.router, deployments.router, memory.router, memory_extract.router, search.router]
+ROUTERS += [chat.router, tools.router, saves.router, receipts.router]
 
 
 def create_api(core: Astralyx) -> FastAPI:

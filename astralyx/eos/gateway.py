@@ -1,0 +1,472 @@
+"""The chat gateway: POST /v1/chat/completions for a chat deployment, with its built-in tools.
+
+The gateway offers the model the deployment's built-in tools (search_knowledge, save_to_knowledge)
+next to the client's own, calls the model, runs every built-in call itself (a signed receipt each),
+feeds the results back and loops until the model answers, at most MAX_ROUNDS rounds. A call of a
+client tool goes back to the client as usual (finish_reason "tool_calls"); the built-in calls run
+in that same turn are kept and put back into the conversation when the client answers, so the
+model still sees them. Malformed arguments and unknown names are answered to the model, which
+can try again. What the client should show (drafts, saves, receipts) comes in the `astralyx`
+field of the response, or of the last chunk when streaming.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..auth.actor import Actor
+from ..auth.roles import DEPLOYMENTS_CALL
+from ..errors import AstralyxError, Invalid, NotFound
+from ..util import iso, new_id
+from . import tools as tool_specs
+from .deployments import Deployment
+from .runtimes.base import ChatModel
+from .tools import SEARCH, BuiltinTool
+
+if TYPE_CHECKING:
+    from ..core import Astralyx
+
+log = logging.getLogger("astralyx.gateway")
+
+MAX_ROUNDS = 6
+MAX_RESULTS = 8
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS gateway_exchanges (
+    call_id TEXT NOT NULL,
+    workspace TEXT NOT NULL,
+    deployment TEXT NOT NULL,
+    calls TEXT NOT NULL,
+    results TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (workspace, deployment, call_id)
+);
+"""
+
+CITE_NOTE = "Answer from these passages and cite each one you use as [ref] with its document."
+NOTHING_NOTE = (
+    "Nothing in {base} matched this search. Say that you found nothing about it in {base}, and do not make an "
+    "answer up; you may search again with other words."
+)
+FAILED_NOTE = "The search failed: answer without {base}, and say that it could not be searched and why."
+EDGE_MESSAGE = (
+    "{tool} is unavailable here: this is an edge gateway (a machine's own gateway), and the knowledge base {base} is "
+    "reached through Astralyx, which an edge gateway does not call on a person's behalf. Answer without it and say so."
+)
+LIMIT_NOTE = (
+    "You have used the {rounds} rounds of tool calls allowed for one answer. Do not call tools now: answer with what "
+    "you have, and say that you stopped before finishing."
+)
+LIMIT_FALLBACK = (
+    "I stopped after {rounds} rounds of tool calls without reaching an answer (the gateway's limit). "
+    "Please ask again, perhaps more precisely."
+)
+
+
+@dataclass
+class Turn:
+    """One chat request on its way through the gateway."""
+
+    actor: Actor
+    deployment: Deployment
+    model: ChatModel
+    builtins: dict[str, BuiltinTool]
+    client_tools: set[str]
+    conversation: str
+    request: dict[str, Any]  # what the model is sent, less messages
+    messages: list[dict[str, Any]]
+    include_usage: bool = False
+    receipts: list[str] = field(default_factory=list)
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    drafts: list[dict[str, Any]] = field(default_factory=list)
+    saves: list[dict[str, Any]] = field(default_factory=list)
+    rounds: int = 0
+    stopped: str | None = None
+    usage: dict[str, int] = field(default_factory=dict)
+
+    def upstream(self, final: bool) -> dict[str, Any]:
+        body = {**self.request, "messages": list(self.messages)}
+        if final:
+            body["messages"].append({"role": "system", "content": LIMIT_NOTE.format(rounds=MAX_ROUNDS)})
+            if body.get("tools"):
+                body["tool_choice"] = "none"
+        return body
+
+    def add_usage(self, usage: Any) -> None:
+        if isinstance(usage, dict):
+            for k in ("prompt_tokens", "completion_tokens", "total_tokens"):
+                if isinstance(usage.get(k), int):
+                    self.usage[k] = self.usage.get(k, 0) + usage[k]
+
+    def report(self) -> dict[str, Any]:
+        return {
+            "receipts": self.receipts,
+            "tool_calls": self.calls,
+            "drafts": self.drafts,
+            "saves": self.saves,
+            "rounds": self.rounds,
+            "stopped": self.stopped,
+        }
+
+
+class Gateway:
+    def __init__(self, core: Astralyx) -> None:
+        self.core = core
+        self.db = core.db
+        self.db.ensure(SCHEMA)
+
+    @property
+    def edge(self) -> bool:
+        return bool(self.core.settings.edge)
+
+    # -- the request ------------------------------------------------------------
+    def prepare(self, actor: Actor, body: Any) -> Turn:
+        """Check the request and find its deployment; errors here are HTTP errors, before any streaming."""
+        actor.require(DEPLOYMENTS_CALL)
+        if not isinstance(body, dict):
+            raise Invalid("The body is a chat completion request: {\"model\": ..., \"messages\": [...]}", code="INVALID_REQUEST")
+        name = body.get("model")
+        if not isinstance(name, str) or not name:
+            raise Invalid('Say which deployment answers: "model": "<deployment name>"', code="INVALID_REQUEST")
+        messages = body.get("messages")
+        if not isinstance(messages, list) or not messages or not all(isinstance(m, dict) for m in messages):
+            raise Invalid('"messages" must be a non-empty list of messages', code="INVALID_REQUEST")
+        if body.get("n") not in (None, 1):
+            raise Invalid('"n" must be 1: the gateway answers one choice', code="INVALID_REQUEST")
+        dep = self.core.deployments.find(actor.workspace, name)
+        if dep is None:
+            raise NotFound(
+                f"No deployment {name!r} in workspace {actor.workspace!r}: \"model\" is a deployment's name "
+                "(`astra eos deployments` lists them)",
+                code="DEPLOYMENT_NOT_FOUND",
+            )
+        if dep.spec.kind != "chat":
+            raise Invalid(f"Deployment {name!r} is an {dep.spec.kind} deployment: chat needs a chat deployment",
+                          code="WRONG_DEPLOYMENT_KIND")
+        builtins = {t.name: t for t in tool_specs.builtin_tools(dep.spec.tools)}
+        client_tools = body.get("tools") or []
+        if not isinstance(client_tools, list):
+            raise Invalid('"tools" must be a list', code="INVALID_REQUEST")
+        client_names = set()
+        for t in client_tools:
+            fn = t.get("function") if isinstance(t, dict) else None
+            tname = fn.get("name") if isinstance(fn, dict) else None
+            if not isinstance(tname, str):
+                raise Invalid('Each of "tools" is {"type": "function", "function": {"name": ..., ...}}',
+                              code="INVALID_REQUEST")
+            if tname in builtins:
+                raise Invalid(f"The deployment {name!r} has a built-in tool named {tname!r}: give your tool another name",
+                              code="TOOL_NAME_TAKEN")
+            client_names.add(tname)
+        metadata = body.get("metadata") if isinstance(body.get("metadata"), dict) else {}
+        conversation = (
+            _text(metadata.get("conversation_title")) or _text(metadata.get("conversation_id"))
+            or _text(body.get("conversation_id")) or new_id("conv")
+        )
+        request = {k: v for k, v in body.items()
+                   if k not in ("model", "messages", "stream", "stream_options", "metadata", "tools", "conversation_id")}
+        offered = [t.schema() for t in builtins.values()] + client_tools
+        if offered:
+            request["tools"] = offered
+        else:
+            request.pop("tool_choice", None)
+            request.pop("parallel_tool_calls", None)
+        model = self.core.runtimes.chat(actor.workspace, dep.name)
+        include_usage = bool((body.get("stream_options") or {}).get("include_usage")) if isinstance(
+            body.get("stream_options"), dict) else False
+        return Turn(actor, dep, model, builtins, client_names, conversation, request,
+                    self._restore(actor.workspace, dep.name, messages), include_usage)
+
+    # -- not streaming -----------------------------------------------------------
+    def complete(self, turn: Turn) -> dict[str, Any]:
+        while True:
+            final = turn.rounds >= MAX_ROUNDS
+            response = turn.model.complete(turn.upstream(final))
+            turn.add_usage(response.get("usage"))
+            choice = (response.get("choices") or [{}])[0]
+            message = dict(choice.get("message") or {"role": "assistant", "content": None})
+            calls = _with_ids(message.get("tool_calls") or [])
+            finish = choice.get("finish_reason") or "stop"
+            if calls and final:
+                turn.stopped = "MAX_ROUNDS"
+                message.pop("tool_calls", None)
+                message["content"] = message.get("content") or LIMIT_FALLBACK.format(rounds=MAX_ROUNDS)
+                calls, finish = [], "stop"
+            if not calls:
+                message.pop("tool_calls", None)
+                return self._answer(turn, response, message, "stop" if finish == "tool_calls" else finish)
+            turn.rounds += 1
+            client_calls = self._run(turn, message.get("content"), calls)
+            if client_calls:
+                message["tool_calls"] = client_calls
+                return self._answer(turn, response, message, "tool_calls")
+
+    def _answer(self, turn: Turn, response: dict, message: dict, finish: str) -> dict[str, Any]:
+        message.setdefault("role", "assistant")
+        message.setdefault("content", None)
+        out = {
+            "id": response.get("id") or f"chatcmpl-{uuid.uuid4().hex[:24]}",
+            "object": "chat.completion",
+            "created": response.get("created") or int(time.time()),
+            "model": turn.deployment.name,
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        }
+        if turn.usage:
+            out["usage"] = turn.usage
+        out["astralyx"] = turn.report()
+        return out
+
+    # -- streaming -----------------------------------------------------------------
+    def stream(self, turn: Turn) -> Iterator[dict[str, Any]]:
+        """chat.completion.chunk dicts; the last one (no choices) carries `astralyx` (and usage when asked)."""
+        cid = f"chatcmpl-{uuid.uuid4().hex[:24]}"
+        created = int(time.time())
+
+        def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+            return {"id": cid, "object": "chat.completion.chunk", "created": created, "model": turn.deployment.name,
+                    "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+        started = False
+        while True:
+            final = turn.rounds >= MAX_ROUNDS
+            parts: dict[int, dict[str, Any]] = {}
+            content: list[str] = []
+            finish = None
+            for up in turn.model.stream(turn.upstream(final)):
+                if not started:  # the first upstream event has come: the answer has begun
+                    started = True
+                    yield chunk({"role": "assistant", "content": ""})
+                turn.add_usage(up.get("usage"))
+                for ch in up.get("choices") or []:
+                    delta = ch.get("delta") or {}
+                    if delta.get("content"):
+                        content.append(delta["content"])
+                        yield chunk({"content": delta["content"]})
+                    for tc in delta.get("tool_calls") or []:
+                        _assemble(parts, tc)
+                    if ch.get("finish_reason"):
+                        finish = ch["finish_reason"]
+            if not started:
+                started = True
+                yield chunk({"role": "assistant", "content": ""})
+            calls = _with_ids([parts[i] for i in sorted(parts)])
+            if calls and final:
+                turn.stopped = "MAX_ROUNDS"
+                if not content:
+                    yield chunk({"content": LIMIT_FALLBACK.format(rounds=MAX_ROUNDS)})
+                calls, finish = [], "stop"
+            if not calls:
+                yield chunk({}, "stop" if finish in (None, "tool_calls") else finish)
+                break
+            turn.rounds += 1
+            client_calls = self._run(turn, "".join(content) or None, calls)
+            if client_calls:
+                yield chunk({"tool_calls": [{"index": i, **c} for i, c in enumerate(client_calls)]})
+                yield chunk({}, "tool_calls")
+                break
+        last: dict[str, Any] = {"id": cid, "object": "chat.completion.chunk", "created": created,
+                                "model": turn.deployment.name, "choices": [], "astralyx": turn.report()}
+        if turn.include_usage:
+            last["usage"] = turn.usage or None
+        yield last
+
+    # -- running tool calls -----------------------------------------------------------
+    def _run(self, turn: Turn, content: str | None, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Run the built-in calls of one round (and answer unknown ones); return the client's calls, if any."""
+        ours, results, client_calls = [], [], []
+        for call in calls:
+            name = call["function"].get("name") or ""
+            if name in turn.client_tools:
+                client_calls.append(call)
+                continue
+            tool = turn.builtins.get(name)
+            result = self._builtin(turn, tool, call) if tool else self._unknown(turn, name)
+            ours.append(call)
+            results.append({"role": "tool", "tool_call_id": call["id"], "content": json.dumps(result, ensure_ascii=False)})
+        if client_calls:
+            if ours:
+                self._keep(turn, client_calls, ours, results)
+            return client_calls
+        turn.messages.append({"role": "assistant", "content": content, "tool_calls": ours})
+        turn.messages.extend(results)
+        return []
+
+    def _unknown(self, turn: Turn, name: str) -> dict[str, Any]:
+        known = sorted(set(turn.builtins) | turn.client_tools)
+        turn.calls.append({"name": name, "status": "unknown_tool"})
+        return {"error": {
+            "code": "UNKNOWN_TOOL",
+            "message": f"There is no tool named {name!r}. "
+                       + (f"The tools you may call are: {', '.join(known)}." if known else "You have no tools here."),
+        }}
+
+    def _builtin(self, turn: Turn, tool: BuiltinTool, call: dict[str, Any]) -> dict[str, Any]:
+        raw = call["function"].get("arguments") or ""
+        result = self._result(turn, tool, raw)
+        workspace = turn.deployment.workspace
+        receipt = self.core.receipts.issue(
+            workspace=workspace, deployment=turn.deployment.name, caller=turn.actor.key_id or "local",
+            tool=tool.name, function=tool.builtin, knowledge_base=tool.knowledge_base,
+            arguments=raw, result=result, conversation=turn.conversation,
+        )
+        rid = receipt["receipt"]["id"]
+        turn.receipts.append(rid)
+        error = result.get("error") if isinstance(result, dict) else None
+        turn.calls.append({
+            "id": call["id"], "name": tool.name, "function": tool.builtin, "knowledge_base": tool.knowledge_base,
+            "status": (error or {}).get("code") or result.get("status") or "ok", "receipt": rid,
+        })
+        return result
+
+    def _result(self, turn: Turn, tool: BuiltinTool, raw: str) -> dict[str, Any]:
+        usage = '{"query": "..."}' if tool.builtin == SEARCH else '{"title": "...", "text": "..."}'
+        try:
+            args = json.loads(raw or "{}")
+        except ValueError as e:
+            return _error("INVALID_ARGUMENTS", f"The arguments are not valid JSON ({e.msg} at character {e.pos}): "
+                                               f"call {tool.name} again with {usage}")
+        if not isinstance(args, dict):
+            return _error("INVALID_ARGUMENTS", f"The arguments must be a JSON object: call {tool.name} again with {usage}")
+        if self.edge:
+            return _error("TOOL_UNAVAILABLE", EDGE_MESSAGE.format(tool=tool.name, base=tool.knowledge_base))
+        if tool.builtin == SEARCH:
+            return self._search(tool, turn, args, usage)
+        return self._save(tool, turn, args)
+
+    def _search(self, tool: BuiltinTool, turn: Turn, args: dict[str, Any], usage: str) -> dict[str, Any]:
+        query = args.get("query")
+        if not isinstance(query, str) or not query.strip():
+            return _error("INVALID_ARGUMENTS", f"query is missing: call {tool.name} again with {usage}")
+        base = tool.knowledge_base
+        # The deployment's tool is what grants the search: anyone who may call the deployment can
+        # have its model search the base, even without knowledge-bases:read themselves (the doc's
+        # warning, said again where tools are added). So the search runs as a reader of the
+        # deployment's workspace, not as the caller.
+        reader = Actor.of(turn.deployment.workspace, "viewer")
+        try:
+            found = self.core.search.search(reader, base, query.strip(), max_results=MAX_RESULTS)
+        except AstralyxError as e:
+            return {"knowledge_base": base, **_error(e.code, e.message), "note": FAILED_NOTE.format(base=base)}
+        except Exception as e:  # a base's index may fail in ways of its own: the model answers without it
+            log.exception("search_knowledge on %s failed", base)
+            return {"knowledge_base": base, **_error("SEARCH_FAILED", f"The search failed on the server ({type(e).__name__})"),
+                    "note": FAILED_NOTE.format(base=base)}
+        result = {"knowledge_base": found.get("knowledge_base", base), "mode": found.get("mode"),
+                  "results": found.get("results") or []}
+        result["note"] = CITE_NOTE if result["results"] else NOTHING_NOTE.format(base=base)
+        return result
+
+    def _save(self, tool: BuiltinTool, turn: Turn, args: dict[str, Any]) -> dict[str, Any]:
+        base = self.core.bases.find(turn.deployment.workspace, tool.knowledge_base)
+        if base is None:
+            return _error("BASE_NOT_FOUND", f"The knowledge base {tool.knowledge_base!r} no longer exists: nothing was "
+                                            "saved. Tell the person.")
+        title, text = args.get("title"), args.get("text")
+        try:
+            if tool.confirm:
+                draft = self.core.saves.propose(base, turn.deployment.name, turn.conversation, title, text)
+                turn.drafts.append(draft.to_dict())
+                return {
+                    "status": "draft",
+                    "knowledge_base": base.name,
+                    "draft": {"id": draft.id, "title": draft.title, "text": draft.text},
+                    "note": "Nothing is saved yet: the person sees this note as a draft and chooses Save or Discard. "
+                            "Tell them the draft awaits their choice.",
+                }
+            save = self.core.saves.save_now(base, turn.deployment.name, turn.conversation, title, text)
+        except AstralyxError as e:
+            note = ("Nothing was saved. Tell the person you could not save it now and ask them whether to keep it "
+                    "themselves." if e.code == "SAVE_LIMIT" else "Nothing was saved.")
+            return {**_error(e.code, e.message), "note": note}
+        card = save.to_dict()
+        turn.saves.append(card)
+        return {
+            "status": "saved",
+            "knowledge_base": base.name,
+            "title": save.title,
+            "path": f"saved/{save.path}",
+            "link": save.link,
+            "undo": save.undo,
+            "message": f"Saved to {base.name}",
+            "note": f"The note is saved in {base.name}. Tell the person it was saved; they can undo it.",
+        }
+
+    # -- built-in calls made beside a client's call -----------------------------------
+    def _keep(self, turn: Turn, client_calls: list[dict], ours: list[dict], results: list[dict]) -> None:
+        """Keep the built-in exchange of a turn that goes back to the client, to put it back later."""
+        with self.db.transaction() as conn:
+            for call in client_calls:
+                conn.execute(
+                    "INSERT OR REPLACE INTO gateway_exchanges(call_id, workspace, deployment, calls, results, created_at) "
+                    "VALUES (?,?,?,?,?,?)",
+                    (call["id"], turn.deployment.workspace, turn.deployment.name, json.dumps(ours), json.dumps(results),
+                     iso()),
+                )
+
+    def _restore(self, workspace: str, deployment: str, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Put kept built-in calls back beside the client's calls they came with, so the model sees their results."""
+        out: list[dict[str, Any]] = []
+        for message in messages:
+            calls = message.get("tool_calls") if message.get("role") == "assistant" else None
+            if not calls:
+                out.append(message)
+                continue
+            extra_calls: list[dict] = []
+            extra_results: list[dict] = []
+            for call in calls:
+                cid = call.get("id") if isinstance(call, dict) else None
+                if not cid:
+                    continue
+                row = self.db.one(
+                    "SELECT calls, results FROM gateway_exchanges WHERE workspace=? AND deployment=? AND call_id=?",
+                    (workspace, deployment, cid),
+                )
+                if row is not None and not extra_calls:
+                    extra_calls, extra_results = json.loads(row["calls"]), json.loads(row["results"])
+            if extra_calls:
+                out.append({**message, "tool_calls": [*extra_calls, *calls]})
+                out.extend(extra_results)
+            else:
+                out.append(message)
+        return out
+
+
+def _text(value: Any) -> str | None:
+    return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+def _error(code: str, message: str) -> dict[str, Any]:
+    return {"error": {"code": code, "message": message}}
+
+
+def _with_ids(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    for call in calls:
+        if not isinstance(call, dict):
+            continue
+        fn = call.get("function") if isinstance(call.get("function"), dict) else {}
+        out.append({
+            "id": call.get("id") or f"call_{uuid.uuid4().hex[:16]}",
+            "type": "function",
+            "function": {"name": fn.get("name") or "", "arguments": fn.get("arguments") or ""},
+        })
+    return out
+
+
+def _assemble(parts: dict[int, dict[str, Any]], delta: dict[str, Any]) -> None:
+    """Put a streamed tool-call delta into the call it belongs to (by index)."""
+    index = delta.get("index", 0)
+    part = parts.setdefault(index, {"id": None, "type": "function", "function": {"name": "", "arguments": ""}})
+    if delta.get("id"):
+        part["id"] = delta["id"]
+    fn = delta.get("function") or {}
+    if fn.get("name"):
+        part["function"]["name"] += fn["name"]
+    if fn.get("arguments"):
+        part["function"]["arguments"] += fn["arguments"]

@@ -1,0 +1,252 @@
+"""Signed receipts: who had a deployment's model call which built-in tool, on what, with what result.
+
+A receipt is a record (deployment, workspace, caller, tool, function, base, SHA-256 of the
+arguments and of the result, time, conversation) canonicalised with RFC 8785 (JCS) and signed
+with the gateway's Ed25519 key (<home>/keys/receipts.ed25519, mode 0600). Anyone with the
+public key can check a receipt offline; the gateway keeps every receipt it signed, so a check
+against it can also say which field was changed.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import rfc8785
+from nacl.exceptions import BadSignatureError
+from nacl.signing import SigningKey, VerifyKey
+
+from ..auth.actor import Actor
+from ..auth.roles import DEPLOYMENTS_READ
+from ..errors import NotFound
+from ..sqlite import Database
+from ..util import atomic_write, iso, new_id, sha256
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS receipts (
+    id TEXT PRIMARY KEY,
+    workspace TEXT NOT NULL,
+    deployment TEXT NOT NULL,
+    signature TEXT NOT NULL,
+    document TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS receipts_by_deployment ON receipts(workspace, deployment, created_at);
+CREATE INDEX IF NOT EXISTS receipts_by_signature ON receipts(signature);
+"""
+
+ALGORITHM = "Ed25519"
+CANONICALIZATION = "RFC8785"
+# The fields of a record, in the order people read them (the signature covers their canonical JSON).
+FIELDS = (
+    "id", "deployment", "workspace", "caller", "tool", "function", "knowledge_base",
+    "arguments_sha256", "result_sha256", "time", "conversation",
+)
+
+
+def canonical(record: dict[str, Any]) -> bytes:
+    return rfc8785.dumps(record)
+
+
+def key_id(verify_key: VerifyKey) -> str:
+    return "ed25519:" + sha256(bytes(verify_key))[:16]
+
+
+def b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+def content_sha256(value: Any) -> str:
+    """SHA-256 of a value as sent or received: strings as they are, anything else canonical JSON."""
+    if isinstance(value, str):
+        return sha256(value)
+    return sha256(canonical(value))
+
+
+def load_or_create_key(path: Path) -> SigningKey:
+    """The gateway's signing key (a 32-byte seed), created on first use, readable by the owner only."""
+    if path.exists():
+        seed = path.read_bytes()
+        if len(seed) != 32:
+            raise RuntimeError(f"{path} is not an Ed25519 key (32 bytes expected): restore it or remove it to make a new one")
+        return SigningKey(seed)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    os.chmod(path.parent, 0o700)
+    key = SigningKey.generate()
+    atomic_write(path, bytes(key), mode=0o600)
+    return key
+
+
+@dataclass
+class Verdict:
+    valid: bool
+    reason: str
+    fields: list[str]  # the fields found changed, when known
+    key_id: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"valid": self.valid, "reason": self.reason}
+        if self.fields:
+            out["tampered_fields"] = self.fields
+        if self.key_id:
+            out["key_id"] = self.key_id
+        return out
+
+
+def verify(document: Any, public_key: VerifyKey, original: dict[str, Any] | None = None) -> Verdict:
+    """Check a receipt against a public key; with the record as signed (`original`), name what changed."""
+    expected = key_id(public_key)
+    if not isinstance(document, dict) or not isinstance(document.get("receipt"), dict):
+        return Verdict(False, 'not a receipt: expected {"receipt": {...}, "signature": "...", ...}', [])
+    record = document["receipt"]
+    signature = document.get("signature")
+    if document.get("algorithm", ALGORITHM) != ALGORITHM:
+        return Verdict(False, f"signed with {document.get('algorithm')!r}; receipts are {ALGORITHM}", ["algorithm"])
+    try:
+        raw_sig = base64.b64decode(signature or "", validate=True)
+    except (ValueError, TypeError):
+        return Verdict(False, "the signature is not base64: it was altered", ["signature"])
+    try:
+        message = canonical(record)
+    except Exception as e:  # rfc8785 refuses NaN, huge ints, non-string keys
+        return Verdict(False, f"the record cannot be canonicalised ({e}): it was altered", [])
+    try:
+        public_key.verify(message, raw_sig)
+        ok = True
+    except (BadSignatureError, ValueError):
+        ok = False
+    claimed = document.get("key_id")
+    if ok:
+        if claimed not in (None, expected):
+            return Verdict(False, f"key_id was changed to {claimed!r}: the signature is by this gateway's key {expected}",
+                           ["key_id"], expected)
+        return Verdict(True, f"valid: signed by {expected}", [], expected)
+    if original is not None:
+        changed = [f for f in sorted(set(original) | set(record), key=_field_order)
+                   if original.get(f, _MISSING) != record.get(f, _MISSING)]
+        if changed:
+            details = "; ".join(_change(f, original.get(f, _MISSING), record.get(f, _MISSING)) for f in changed)
+            return Verdict(False, f"tampered: {details}", changed, expected)
+        if claimed not in (None, expected):
+            return Verdict(False, f"wrong key: signed by {claimed}, not by this gateway's key {expected}", [], expected)
+        return Verdict(False, "the signature was altered: the record is as signed but the signature does not match it",
+                       ["signature"], expected)
+    if claimed not in (None, expected):
+        return Verdict(False, f"wrong key: signed by {claimed}, not by this gateway's key {expected}", [], expected)
+    return Verdict(False, f"the signature does not match the record under {expected}: the record or the signature "
+                          "was altered, or another key signed it", [], expected)
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "(missing)"
+
+
+_MISSING = _Missing()
+
+
+def _field_order(name: str) -> tuple[int, str]:
+    return (FIELDS.index(name) if name in FIELDS else len(FIELDS), name)
+
+
+def _change(field: str, signed: Any, now: Any) -> str:
+    def show(v: Any) -> str:
+        return repr(v) if isinstance(v, _Missing) else json.dumps(v, ensure_ascii=False)[:80]
+
+    return f"field {field!r} is {show(now)}, the gateway signed {show(signed)}"
+
+
+class Receipts:
+    def __init__(self, db: Database, home: Path) -> None:
+        self.db = db
+        self.key_path = home / "keys" / "receipts.ed25519"
+        self._key: SigningKey | None = None
+        db.ensure(SCHEMA)
+
+    @property
+    def signing_key(self) -> SigningKey:
+        if self._key is None:
+            self._key = load_or_create_key(self.key_path)
+        return self._key
+
+    @property
+    def verify_key(self) -> VerifyKey:
+        return self.signing_key.verify_key
+
+    def public_key(self) -> dict[str, Any]:
+        raw = bytes(self.verify_key)
+        return {
+            "algorithm": ALGORITHM,
+            "canonicalization": CANONICALIZATION,
+            "key_id": key_id(self.verify_key),
+            "public_key": b64(raw),
+            "public_key_hex": raw.hex(),
+        }
+
+    def issue(
+        self,
+        *,
+        workspace: str,
+        deployment: str,
+        caller: str | None,
+        tool: str,
+        function: str,
+        knowledge_base: str | None,
+        arguments: Any,
+        result: Any,
+        conversation: str | None,
+    ) -> dict[str, Any]:
+        """Sign and keep the receipt of one tool call; returns the receipt document."""
+        record = {
+            "id": new_id("r"),
+            "deployment": deployment,
+            "workspace": workspace,
+            "caller": caller,
+            "tool": tool,
+            "function": function,
+            "knowledge_base": knowledge_base,
+            "arguments_sha256": content_sha256(arguments),
+            "result_sha256": content_sha256(result),
+            "time": iso(),
+            "conversation": conversation,
+        }
+        document = {
+            "receipt": record,
+            "algorithm": ALGORITHM,
+            "canonicalization": CANONICALIZATION,
+            "key_id": key_id(self.verify_key),
+            "signature": b64(self.signing_key.sign(canonical(record)).signature),
+        }
+        with self.db.transaction() as conn:
+            conn.execute(
+                "INSERT INTO receipts(id, workspace, deployment, signature, document, created_at) VALUES (?,?,?,?,?,?)",
+                (record["id"], workspace, deployment, document["signature"], json.dumps(document), record["time"]),
+            )
+        return document
+
+    def get(self, actor: Actor, receipt_id: str) -> dict[str, Any]:
+        actor.require(DEPLOYMENTS_READ)
+        row = self.db.one("SELECT document FROM receipts WHERE id=? AND workspace=?", (receipt_id, actor.workspace))
+        if row is None:
+            raise NotFound(f"Receipt {receipt_id!r} not found in this workspace: receipt ids come in chat responses "
+                           "(astralyx.receipts)", code="RECEIPT_NOT_FOUND")
+        return json.loads(row["document"])
+
+    def check(self, actor: Actor, document: Any) -> Verdict:
+        """Verify a receipt with this gateway's key; for this workspace's receipts, name any changed field."""
+        original = None
+        record = document.get("receipt") if isinstance(document, dict) else None
+        row = None
+        if isinstance(record, dict) and isinstance(record.get("id"), str):
+            row = self.db.one("SELECT document FROM receipts WHERE id=? AND workspace=?", (record["id"], actor.workspace))
+        if row is None and isinstance(document, dict) and isinstance(document.get("signature"), str):
+            # The id itself may be what was changed: the signature still finds the receipt.
+            row = self.db.one("SELECT document FROM receipts WHERE signature=? AND workspace=?",
+                              (document["signature"], actor.workspace))
+        if row is not None:
+            original = json.loads(row["document"])["receipt"]
+        return verify(document, self.verify_key, original)

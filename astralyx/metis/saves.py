@@ -1,0 +1,362 @@
+"""Notes models save: drafts the person decides on, saves on the model's own with Undo, and the limit.
+
+- Ask before saving (the default): the model's note becomes a draft; nothing is written until the
+  person chooses Save (…/drafts/<id>/save) or Discard.
+- Save on its own: the note is written at once to the base's saved/ folder and listed as a model
+  save, which knowledge-bases:write-content may undo (409 NOTE_CHANGED if someone changed it since,
+  unless forced).
+- At most 30 saves an hour per base from models (SAVE_LIMIT): a model cannot flood a base.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from ..auth.actor import Actor
+from ..auth.roles import DEPLOYMENTS_CALL, READ, WRITE_CONTENT
+from ..errors import Conflict, Invalid, NotFound, RateLimited
+from ..locks import folder_lock
+from ..sqlite import Database
+from ..util import iso, new_id, now, sha256
+from .bases import KnowledgeBase, KnowledgeBases
+from .notes import Notes
+
+SAVES_PER_HOUR = 30
+MAX_TITLE = 200
+MAX_TEXT = 50_000
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS model_drafts (
+    id TEXT PRIMARY KEY,
+    workspace TEXT NOT NULL,
+    base TEXT NOT NULL,
+    deployment TEXT NOT NULL,
+    conversation TEXT,
+    title TEXT NOT NULL,
+    text TEXT NOT NULL,
+    status TEXT NOT NULL DEFAULT 'pending',
+    save_id TEXT,
+    created_at TEXT NOT NULL,
+    decided_at TEXT
+);
+CREATE TABLE IF NOT EXISTS model_saves (
+    id TEXT PRIMARY KEY,
+    workspace TEXT NOT NULL,
+    base TEXT NOT NULL,
+    deployment TEXT NOT NULL,
+    conversation TEXT,
+    title TEXT NOT NULL,
+    path TEXT NOT NULL,
+    version TEXT NOT NULL,
+    confirmed INTEGER NOT NULL DEFAULT 0,
+    created_at TEXT NOT NULL,
+    undone_at TEXT
+);
+CREATE INDEX IF NOT EXISTS model_saves_by_base ON model_saves(workspace, base, created_at);
+"""
+
+
+def api_base(base: str) -> str:
+    return f"/v1/metis/knowledge-bases/{base}"
+
+
+@dataclass
+class Draft:
+    id: str
+    workspace: str
+    knowledge_base: str
+    deployment: str
+    conversation: str | None
+    title: str
+    text: str
+    status: str
+    created_at: str
+    save_id: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        address = f"{api_base(self.knowledge_base)}/drafts/{self.id}"
+        return {
+            "id": self.id,
+            "knowledge_base": self.knowledge_base,
+            "title": self.title,
+            "text": self.text,
+            "deployment": self.deployment,
+            "conversation": self.conversation,
+            "status": self.status,
+            "created_at": self.created_at,
+            "save": f"{address}/save",
+            "discard": f"{address}/discard",
+            "save_id": self.save_id,
+        }
+
+
+@dataclass
+class ModelSave:
+    id: str
+    workspace: str
+    knowledge_base: str
+    deployment: str
+    conversation: str | None
+    title: str
+    path: str  # inside saved/
+    version: str
+    confirmed: bool
+    created_at: str
+    undone_at: str | None
+    state: str = "as_saved"  # as_saved | changed | deleted | undone
+
+    @property
+    def link(self) -> str:
+        return f"{api_base(self.knowledge_base)}/saved/{self.path}"
+
+    @property
+    def undo(self) -> str:
+        return f"{api_base(self.knowledge_base)}/model-saves/{self.id}/undo"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "knowledge_base": self.knowledge_base,
+            "note": f"saved/{self.path}",
+            "title": self.title,
+            "link": self.link,
+            "deployment": self.deployment,
+            "conversation": self.conversation,
+            "saved_at": self.created_at,
+            "asked_first": self.confirmed,
+            "state": self.state,
+            "as_saved": self.state == "as_saved",
+            "undone_at": self.undone_at,
+            "undo": self.undo if self.state != "undone" else None,
+            "message": f"Saved to {self.knowledge_base}: {self.title}",
+        }
+
+
+def slugify(title: str) -> str:
+    text = unicodedata.normalize("NFKD", title).encode("ascii", "ignore").decode().lower()
+    slug = re.sub(r"[^a-z0-9]+", "-", text).strip("-")[:60].strip("-")
+    return slug or "note"
+
+
+def _yaml_str(value: str) -> str:
+    # JSON strings are valid YAML double-quoted scalars: the front matter reads as the doc shows.
+    return json.dumps(value, ensure_ascii=False)
+
+
+def note_text(title: str, text: str, *, date: str, conversation: str | None, model: str) -> str:
+    front = "\n".join(
+        [
+            "---",
+            f"title: {_yaml_str(title)}",
+            f"date: {_yaml_str(date)}",
+            'source: "model"',
+            f"conversation: {_yaml_str(conversation or '')}",
+            f"model: {_yaml_str(model)}",
+            "---",
+        ]
+    )
+    body = text.strip()
+    if not body.startswith("# "):
+        body = f"# {title}\n\n{body}"
+    return f"{front}\n\n{body}\n"
+
+
+def check_note(title: Any, text: Any) -> tuple[str, str]:
+    """A model's title and text, or Invalid saying what is missing (told to the model)."""
+    if not isinstance(title, str) or not title.strip():
+        raise Invalid("title is missing: give the note a short title", code="INVALID_ARGUMENTS")
+    if not isinstance(text, str) or not text.strip():
+        raise Invalid("text is missing: give the note's text", code="INVALID_ARGUMENTS")
+    title = " ".join(title.split())
+    if len(title) > MAX_TITLE:
+        raise Invalid(f"title is longer than {MAX_TITLE} characters: shorten it", code="INVALID_ARGUMENTS")
+    if len(text) > MAX_TEXT:
+        raise Invalid(f"text is longer than {MAX_TEXT} characters: save less at once", code="INVALID_ARGUMENTS")
+    return title, text
+
+
+class Saves:
+    def __init__(self, db: Database, bases: KnowledgeBases, notes: Notes, per_hour: int = SAVES_PER_HOUR) -> None:
+        self.db = db
+        self.bases = bases
+        self.notes = notes
+        self.per_hour = per_hour
+        db.ensure(SCHEMA)
+
+    # -- drafts (ask before saving) ----------------------------------------
+    def propose(self, base: KnowledgeBase, deployment: str, conversation: str | None, title: Any, text: Any) -> Draft:
+        """A draft for the person to save or discard; nothing is written to the base."""
+        title, text = check_note(title, text)
+        draft = Draft(new_id("d"), base.workspace, base.name, deployment, conversation, title, text, "pending", iso())
+        with self.db.transaction() as conn:
+            conn.execute(
+                "INSERT INTO model_drafts(id, workspace, base, deployment, conversation, title, text, status, created_at) "
+                "VALUES (?,?,?,?,?,?,?,?,?)",
+                (draft.id, draft.workspace, draft.knowledge_base, draft.deployment, conversation, title, text,
+                 "pending", draft.created_at),
+            )
+        return draft
+
+    def draft(self, actor: Actor, base_name: str, draft_id: str) -> Draft:
+        # The person chatting decides on the draft: whoever may call the deployment (the card is
+        # theirs), even without write permission on the base, which the deployment's tool grants.
+        actor.require(DEPLOYMENTS_CALL)
+        row = self.db.one(
+            "SELECT * FROM model_drafts WHERE id=? AND workspace=? AND base=?", (draft_id, actor.workspace, base_name)
+        )
+        if row is None:
+            raise NotFound(f"Draft {draft_id!r} not found in {base_name}: draft ids come in the chat response "
+                           "(astralyx.drafts)", code="DRAFT_NOT_FOUND")
+        return self._draft(row)
+
+    def save_draft(self, actor: Actor, base_name: str, draft_id: str,
+                   title: str | None = None, text: str | None = None) -> tuple[Draft, ModelSave]:
+        """Save the draft (optionally edited by the person) to the base's saved/ folder."""
+        draft = self.draft(actor, base_name, draft_id)
+        self._check_pending(draft)
+        title, text = check_note(title if title is not None else draft.title, text if text is not None else draft.text)
+        base = self._base(draft.workspace, base_name)
+        save = self._write(base, draft.deployment, draft.conversation, title, text, confirmed=True)
+        with self.db.transaction() as conn:
+            cur = conn.execute(
+                "UPDATE model_drafts SET status='saved', decided_at=?, save_id=?, title=?, text=? "
+                "WHERE id=? AND status='pending'",
+                (iso(), save.id, title, text, draft.id),
+            )
+            if cur.rowcount == 0:  # pragma: no cover - decided at the same moment elsewhere
+                raise Conflict("This draft was decided on meanwhile", code="DRAFT_DECIDED")
+        return self.draft(actor, base_name, draft_id), save
+
+    def discard_draft(self, actor: Actor, base_name: str, draft_id: str) -> Draft:
+        draft = self.draft(actor, base_name, draft_id)
+        self._check_pending(draft)
+        with self.db.transaction() as conn:
+            conn.execute("UPDATE model_drafts SET status='discarded', decided_at=? WHERE id=? AND status='pending'",
+                         (iso(), draft.id))
+        return self.draft(actor, base_name, draft_id)
+
+    @staticmethod
+    def _check_pending(draft: Draft) -> None:
+        if draft.status != "pending":
+            raise Conflict(f"Draft {draft.id} was {draft.status} already", code="DRAFT_DECIDED")
+
+    # -- saves on the model's own -----------------------------------------
+    def save_now(self, base: KnowledgeBase, deployment: str, conversation: str | None, title: Any, text: Any) -> ModelSave:
+        """Write the note at once, within the per-base limit (SAVE_LIMIT: nothing written)."""
+        title, text = check_note(title, text)
+        since = iso(now() - timedelta(hours=1))
+        with folder_lock(base.folder):
+            count = self.db.one(
+                "SELECT count(*) AS n FROM model_saves WHERE workspace=? AND base=? AND confirmed=0 AND created_at>?",
+                (base.workspace, base.name, since),
+            )["n"]
+            if count >= self.per_hour:
+                raise RateLimited(
+                    f"{base.name} has had {count} saves from models in the last hour, the most allowed "
+                    f"({self.per_hour} an hour per base): nothing was saved. Ask the person whether to keep it "
+                    "some other way, or try again later.",
+                    code="SAVE_LIMIT",
+                )
+            return self._write(base, deployment, conversation, title, text, confirmed=False)
+
+    def _write(self, base: KnowledgeBase, deployment: str, conversation: str | None, title: str, text: str,
+               *, confirmed: bool) -> ModelSave:
+        stamp = iso()
+        content = note_text(title, text, date=stamp, conversation=conversation, model=deployment)
+        slug = slugify(title)
+        with folder_lock(base.folder):
+            path = f"{slug}.md"
+            n = 1
+            while self.notes.resolve(base, "saved", path).exists():
+                n += 1
+                path = f"{slug}-{n}.md"
+            note, _ = self.notes.write_in(base, "saved", path, content, None, create_only=True)
+            save = ModelSave(new_id("s"), base.workspace, base.name, deployment, conversation, title, path,
+                             note.version, confirmed, stamp, None)
+            with self.db.transaction() as conn:
+                conn.execute(
+                    "INSERT INTO model_saves(id, workspace, base, deployment, conversation, title, path, version, "
+                    "confirmed, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                    (save.id, save.workspace, save.knowledge_base, deployment, conversation, title, path, note.version,
+                     int(confirmed), stamp),
+                )
+        return save
+
+    # -- listing and undo --------------------------------------------------
+    def list(self, actor: Actor, base_name: str) -> list[ModelSave]:
+        base = self.bases.get(actor, base_name)
+        actor.require(READ)
+        rows = self.db.query(
+            "SELECT * FROM model_saves WHERE workspace=? AND base=? ORDER BY created_at DESC, rowid DESC",
+            (base.workspace, base.name),
+        )
+        return [self._with_state(base, self._save(r)) for r in rows]
+
+    def get(self, actor: Actor, base_name: str, save_id: str) -> ModelSave:
+        base = self.bases.get(actor, base_name)
+        row = self.db.one("SELECT * FROM model_saves WHERE id=? AND workspace=? AND base=?",
+                          (save_id, base.workspace, base.name))
+        if row is None:
+            raise NotFound(f"No model save {save_id!r} in {base_name}: `GET …/{base_name}/model-saves` lists them",
+                           code="SAVE_NOT_FOUND")
+        return self._with_state(base, self._save(row))
+
+    def undo(self, actor: Actor, base_name: str, save_id: str, *, force: bool = False) -> ModelSave:
+        """Remove the saved note; if it changed since the save, only with force (else 409 NOTE_CHANGED)."""
+        actor.require(WRITE_CONTENT)
+        base = self.bases.get(actor, base_name)
+        with folder_lock(base.folder):
+            save = self.get(actor, base_name, save_id)
+            if save.state == "undone":
+                raise Conflict(f"Save {save_id} was undone already ({save.undone_at})", code="SAVE_UNDONE")
+            if save.state == "changed" and not force:
+                raise Conflict(
+                    f"saved/{save.path} was changed since the model saved it: undo removes it with those changes. "
+                    "Read it first, or undo with ?force=true",
+                    code="NOTE_CHANGED",
+                    details={"note": f"saved/{save.path}", "saved_version": save.version},
+                )
+            if save.state != "deleted":
+                self.notes.delete_in(base, "saved", save.path)
+            with self.db.transaction() as conn:
+                conn.execute("UPDATE model_saves SET undone_at=? WHERE id=?", (iso(), save_id))
+        return self.get(actor, base_name, save_id)
+
+    # -- rows --------------------------------------------------------------
+    def _base(self, workspace: str, name: str) -> KnowledgeBase:
+        base = self.bases.find(workspace, name)
+        if base is None:
+            raise NotFound(f"Knowledge base {name!r} no longer exists", code="BASE_NOT_FOUND")
+        return base
+
+    def _with_state(self, base: KnowledgeBase, save: ModelSave) -> ModelSave:
+        if save.undone_at:
+            save.state = "undone"
+            return save
+        file = self.notes.resolve(base, "saved", save.path)
+        try:
+            version = sha256(file.read_bytes())
+        except FileNotFoundError:
+            save.state = "deleted"
+            return save
+        save.state = "as_saved" if version == save.version else "changed"
+        return save
+
+    @staticmethod
+    def _save(row) -> ModelSave:
+        return ModelSave(
+            row["id"], row["workspace"], row["base"], row["deployment"], row["conversation"], row["title"], row["path"],
+            row["version"], bool(row["confirmed"]), row["created_at"], row["undone_at"],
+        )
+
+    @staticmethod
+    def _draft(row) -> Draft:
+        return Draft(
+            row["id"], row["workspace"], row["base"], row["deployment"], row["conversation"], row["title"], row["text"],
+            row["status"], row["created_at"], row["save_id"],
+        )

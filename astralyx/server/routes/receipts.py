@@ -1,0 +1,32 @@
+"""Signed receipts of tool calls: /v1/eos/receipts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Body, Depends
+
+from ...auth.actor import Actor
+from ...core import Astralyx
+from ..deps import get_actor, get_core
+
+router = APIRouter(prefix="/eos/receipts", tags=["receipts"])
+
+
+@router.get("/public-key")
+def public_key(core: Astralyx = Depends(get_core)) -> dict:
+    """The gateway's Ed25519 public key: receipts verify against it (offline too)."""
+    return core.receipts.public_key()
+
+
+@router.post("/verify")
+def verify_receipt(
+    document: Any = Body(...), actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)
+) -> dict:
+    """Valid, or exactly why not: a changed field (named), an altered signature, another key."""
+    return core.receipts.check(actor, document).to_dict()
+
+
+@router.get("/{receipt_id}")
+def get_receipt(receipt_id: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
+    return core.receipts.get(actor, receipt_id)

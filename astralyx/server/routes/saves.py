@@ -1,0 +1,63 @@
+"""Model saves and drafts of a base.
+
+GET  /v1/metis/knowledge-bases/<b>/model-saves                     every note models saved, and whether it is still as saved
+POST /v1/metis/knowledge-bases/<b>/model-saves/<id>/undo[?force=true]
+GET  /v1/metis/knowledge-bases/<b>/drafts/<id>                     a draft a model proposed (ask before saving)
+POST /v1/metis/knowledge-bases/<b>/drafts/<id>/save                 keep it (optionally edited: {"title", "text"})
+POST /v1/metis/knowledge-bases/<b>/drafts/<id>/discard
+"""
+
+from __future__ import annotations
+
+import json
+
+from fastapi import APIRouter, Depends, Request
+
+from ...auth.actor import Actor
+from ...core import Astralyx
+from ...errors import BadRequest
+from ..deps import get_actor, get_core
+
+router = APIRouter(prefix="/metis/knowledge-bases/{base}", tags=["model saves"])
+
+
+@router.get("/model-saves")
+def list_saves(base: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
+    return {"knowledge_base": base, "saves": [s.to_dict() for s in core.saves.list(actor, base)]}
+
+
+@router.get("/model-saves/{save_id}")
+def get_save(base: str, save_id: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
+    return core.saves.get(actor, base, save_id).to_dict()
+
+
+@router.post("/model-saves/{save_id}/undo")
+def undo_save(
+    base: str, save_id: str, force: bool = False, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)
+) -> dict:
+    return core.saves.undo(actor, base, save_id, force=force).to_dict()
+
+
+@router.get("/drafts/{draft_id}")
+def get_draft(base: str, draft_id: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
+    return core.saves.draft(actor, base, draft_id).to_dict()
+
+
+@router.post("/drafts/{draft_id}/save")
+async def save_draft(
+    base: str, draft_id: str, request: Request, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)
+) -> dict:
+    raw = await request.body()
+    try:
+        edits = json.loads(raw) if raw.strip() else {}
+    except ValueError as e:
+        raise BadRequest(f"The body is not valid JSON: {e}", code="INVALID_JSON") from None
+    if not isinstance(edits, dict):
+        raise BadRequest('Send nothing, or {"title": "...", "text": "..."} to save an edited draft', code="INVALID_REQUEST")
+    draft, save = core.saves.save_draft(actor, base, draft_id, edits.get("title"), edits.get("text"))
+    return {"draft": draft.to_dict(), "save": save.to_dict()}
+
+
+@router.post("/drafts/{draft_id}/discard")
+def discard_draft(base: str, draft_id: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
+    return {"draft": core.saves.discard_draft(actor, base, draft_id).to_dict()}

@@ -1,0 +1,44 @@
+"""A deployment's built-in tools: /v1/eos/deployments/<name>/tools.
+
+GET  …/tools                        the tools as the model sees them (name, function, approval)
+PUT  …/tools/knowledge/<base>       {"search": bool, "save": bool, "confirm": bool}: the base's tools
+                                    (all false: the base's tools removed)
+
+The whole spec can also be PUT at /v1/eos/deployments/<name> (spec.tools); both check the same rules.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Body, Depends
+
+from ...auth.actor import Actor
+from ...core import Astralyx
+from ...eos import tools as tool_specs
+from ...errors import Invalid
+from ..deps import get_actor, get_core
+
+router = APIRouter(prefix="/eos/deployments/{name}/tools", tags=["deployments"])
+
+
+@router.get("")
+def list_tools(name: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
+    return tool_specs.listing(core.deployments.get(actor, name))
+
+
+@router.put("/knowledge/{base}")
+def set_knowledge_tools(
+    name: str,
+    base: str,
+    body: dict[str, Any] = Body(default={}, examples=[{"search": True, "save": True, "confirm": True}]),
+    actor: Actor = Depends(get_actor),
+    core: Astralyx = Depends(get_core),
+) -> dict:
+    """Give the deployment the base's tools; the answer says who may then search the base through it."""
+    flags = {k: body.get(k, default) for k, default in (("search", False), ("save", False), ("confirm", True))}
+    if not all(isinstance(v, bool) for v in flags.values()):
+        raise Invalid('Send {"search": true|false, "save": true|false, "confirm": true|false}', code="INVALID_REQUEST")
+    dep = tool_specs.set_knowledge(actor, core.deployments, name, base, search=flags["search"], save=flags["save"],
+                                   confirm=flags["confirm"])
+    return tool_specs.listing(dep)
