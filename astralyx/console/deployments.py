@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from starlette.responses import Response
 from starlette.routing import Route
 
+from ..errors import AstralyxError
 from .web import Ctx, page
 
 
@@ -16,7 +18,7 @@ def health_of(ctx: Ctx, dep) -> dict[str, Any] | None:
     if runtimes is None or not hasattr(runtimes, "health"):
         return None
     try:
-        return runtimes.health(dep)
+        return runtimes.health(dep.workspace, dep.name)
     except Exception as e:  # a health probe must never break the page
         return {"ok": False, "detail": str(e)}
 
@@ -24,7 +26,16 @@ def health_of(ctx: Ctx, dep) -> dict[str, Any] | None:
 @page
 async def list_deployments(ctx: Ctx) -> Response:
     deployments = await ctx.call(ctx.core.deployments.list, ctx.actor)
-    rows = [{"dep": d, "health": await ctx.call(health_of, ctx, d)} for d in deployments]
+
+    def check_all() -> list[dict[str, Any]]:
+        if not deployments:
+            return []
+        # Upstream probes wait on the network: side by side, each with its own short timeout.
+        with ThreadPoolExecutor(max_workers=min(8, len(deployments))) as pool:
+            return [{"dep": d, "health": h} for d, h in zip(deployments, pool.map(lambda d: health_of(ctx, d), deployments),
+                                                              strict=True)]
+
+    rows = await ctx.call(check_all)
     return ctx.render("eos/list.html", rows=rows)
 
 
@@ -38,4 +49,78 @@ async def show_deployment(ctx: Ctx) -> Response:
 routes = [
     Route("/eos/deployments", list_deployments, methods=["GET"]),
     Route("/eos/deployments/{name}", show_deployment, methods=["GET"]),
+]
+
+
+def _tools_module():
+    try:
+        from ..eos import tools
+    except ImportError:  # pragma: no cover - a build without the gateway's tools
+        return None
+    return tools
+
+
+def knowledge_rows(tools_mod, dep) -> list[dict[str, Any]]:
+    """One row per base the deployment's tools use: search? save? how it saves?"""
+    rows: dict[str, dict[str, Any]] = {}
+    for tool in tools_mod.builtin_tools(dep.spec.tools):
+        row = rows.setdefault(tool.knowledge_base, {"base": tool.knowledge_base, "search": False, "save": False,
+                                                    "confirm": True})
+        if tool.builtin == tools_mod.SEARCH:
+            row["search"] = True
+        else:
+            row["save"], row["confirm"] = True, tool.confirm
+    return list(rows.values())
+
+
+@page
+async def tools_tab(ctx: Ctx) -> Response:
+    tools_mod = _tools_module()
+    dep = await ctx.call(ctx.core.deployments.get, ctx.actor, ctx.request.path_params["name"])
+    if tools_mod is None:
+        return ctx.render("eos/show.html", dep=dep, health=None, tab="overview")
+    listing = tools_mod.listing(dep)
+    rows = knowledge_rows(tools_mod, dep)
+    given = {r["base"] for r in rows}
+    bases = [b.name for b in await ctx.call(ctx.core.bases.list, ctx.actor) if b.name not in given]
+    return ctx.render("eos/tools.html", dep=dep, tab="tools", listing=listing, rows=rows, bases=bases)
+
+
+@page
+async def set_tools(ctx: Ctx) -> Response:
+    tools_mod = _tools_module()
+    name = ctx.request.path_params["name"]
+    form = await ctx.form()
+    base = str(form.get("base") or "").strip()
+    if not base:
+        raise AstralyxError("Choose a knowledge base", code="INVALID_TOOLS", status=422)
+    remove = form.get("remove") is not None
+    search = not remove and form.get("search") == "on"
+    save = not remove and form.get("save") == "on"
+    confirm = form.get("approval") != "own"
+    choice = form.get("choice")  # from the warning page: the person has read it
+    if choice in ("own", "ask"):
+        confirm = choice == "ask"
+    dep = await ctx.call(ctx.core.deployments.get, ctx.actor, name)
+    before = {r["base"]: r for r in knowledge_rows(tools_mod, dep)}.get(base)
+    newly_on_its_own = save and not confirm and not (before and before["save"] and not before["confirm"])
+    if newly_on_its_own and choice != "own":
+        # The console warns before a deployment saves on its own (the doc's "Why saving on its own is a choice").
+        return ctx.render("eos/confirm_own.html", dep=dep, tab="tools", base=base, search=search)
+    await ctx.call(tools_mod.set_knowledge, ctx.actor, ctx.core.deployments, name, base,
+                   search=search, save=save, confirm=confirm)
+    if not (search or save):
+        message = f"Removed {base}'s tools from {name}"
+    else:
+        parts = (["Search"] if search else []) + ([f"Save notes ({'ask before saving' if confirm else 'save on its own'})"]
+                                                   if save else [])
+        message = f"{name} now has {base}: " + ", ".join(parts)
+        if search:
+            message += f". Anyone who may call {name} can search {base} through it."
+    return ctx.redirect(f"/eos/deployments/{name}/tools", message)
+
+
+routes += [
+    Route("/eos/deployments/{name}/tools", tools_tab, methods=["GET"]),
+    Route("/eos/deployments/{name}/tools", set_tools, methods=["POST"]),
 ]

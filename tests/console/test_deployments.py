@@ -1,0 +1,85 @@
+"""Eos ▸ Deployments: the list and a deployment's Tools tab (Search, Save notes, the warning before Save on its own)."""
+
+from __future__ import annotations
+
+from playwright.sync_api import expect
+
+from astralyx.auth.actor import Actor
+from astralyx.metis.bases import parse_request
+
+from .conftest import deploy, sign_in
+
+OWNER = Actor.local_owner("default")
+
+
+def make_bases(core, *names: str) -> None:
+    for name in names:
+        core.bases.create(OWNER, parse_request({"metadata": {"name": name}}))
+
+
+def test_add_tools_to_a_deployment(signed_in, live_server, shot):
+    page, core = signed_in, live_server.core
+    deploy(core, "chat", "chat")
+    make_bases(core, "handbook", "journal")
+
+    page.get_by_role("link", name="Deployments").click()
+    expect(page.get_by_role("link", name="chat", exact=True)).to_be_visible()
+    # Health: nothing answers on port 9.
+    row = page.get_by_role("row", name="chat")
+    expect(row).to_contain_text("not answering")
+    shot(page, "deployments")
+    page.get_by_role("link", name="chat", exact=True).click()
+    page.get_by_role("link", name="Tools").click()
+    expect(page.get_by_text("No built-in tools yet.")).to_be_visible()
+
+    # Under Knowledge, add handbook with Search and Save notes (ask before saving, the default).
+    add = page.get_by_role("form", name="Add a base")
+    add.get_by_label("Knowledge base").select_option("handbook")
+    add.get_by_label("Search").check()
+    add.get_by_label("Save notes").check()
+    expect(add.get_by_label("Ask before saving")).to_be_checked()
+    add.get_by_role("button", name="Add base").click()
+    expect(page.get_by_role("status")).to_contain_text("Anyone who may call chat can search handbook through it")
+    expect(page.get_by_role("note")).to_contain_text("can have its model search handbook through it")
+    tools = core.deployments.find("default", "chat").spec.tools
+    assert tools == [{"builtin": "search_knowledge", "knowledge_base": "handbook"},
+                     {"builtin": "save_to_knowledge", "knowledge_base": "handbook"}]
+
+    # journal: Save on its own. The page warns as soon as it is chosen, and asks before saving it.
+    add = page.get_by_role("form", name="Add a base")
+    add.get_by_label("Knowledge base").select_option("journal")
+    add.get_by_label("Search").uncheck()
+    add.get_by_label("Save notes").check()
+    add.get_by_label("Save on its own").check()
+    expect(add.get_by_text("The model will save notes without asking.")).to_be_visible()
+    add.get_by_role("button", name="Add base").click()
+    expect(page.get_by_role("heading", name="Let chat save to journal on its own?")).to_be_visible()
+    shot(page, "deployment-tools-warning")
+    assert len(core.deployments.find("default", "chat").spec.tools) == 2  # nothing changed yet
+    page.get_by_role("button", name="Save on its own").click()
+    expect(page.get_by_role("status")).to_contain_text("journal: Save notes (save on its own)")
+    rows = page.get_by_role("table", name="Built-in tools of chat").get_by_role("row")
+    expect(rows).to_have_text([
+        "ToolFunctionApproval",
+        "search_knowledge(search_knowledge: handbook)-",
+        "save_to_knowledge(save_to_knowledge: handbook)-",
+        "save_to_journal(save_to_knowledge: journal, saves on its own)-",
+    ])
+    shot(page, "deployment-tools")
+    assert core.deployments.find("default", "chat").spec.tools[-1] == {
+        "builtin": "save_to_knowledge", "knowledge_base": "journal", "confirm": False}
+
+    # Removing a base's tools.
+    page.get_by_role("form", name="Tools on handbook").get_by_role("button", name="Remove handbook").click()
+    expect(page.get_by_role("status")).to_contain_text("Removed handbook's tools from chat")
+    assert [t["knowledge_base"] for t in core.deployments.find("default", "chat").spec.tools] == ["journal"]
+
+
+def test_a_viewer_sees_tools_but_cannot_change_them(page, live_server):
+    core = live_server.core
+    deploy(core, "chat", "chat")
+    _, token = core.keys.create(None, "default", "viewer")
+    sign_in(page, token)
+    page.goto("/eos/deployments/chat/tools")
+    expect(page.get_by_text("Your role (viewer) cannot change deployments.")).to_be_visible()
+    expect(page.get_by_role("button", name="Add base")).to_have_count(0)
