@@ -21,6 +21,7 @@ from .metis.bases import KnowledgeBases
 from .metis.index import Index
 from .metis.memory import Memory
 from .metis.memory.extract import Extractor
+from .metis.memory.search import install as install_memory_search
 from .metis.notes import Notes
 from .metis.saves import Saves
 from .metis.search import Search
@@ -51,6 +52,9 @@ class Astralyx:
         self.search = Search(self.bases, self.index)
         self.documents = Documents(self.bases, self.index)
         self.memory = Memory(self.bases, self.notes)
+        # Facts are passages of their memory (current first); a change a crash interrupted is finished now.
+        install_memory_search(self.index, self.search)
+        self.memory.repair_interrupted()
         # Remember a conversation: the base's extractor proposes facts (reads runtimes and memory when called).
         self.extractor = Extractor(self)
         # Built-in tools of chat deployments (checked when a deployment is put), model saves, receipts, the gateway.

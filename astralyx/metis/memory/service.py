@@ -23,7 +23,7 @@ from ...util import iso, new_id
 from ..bases import KnowledgeBase, KnowledgeBases
 from .facts import ID_RE, MAX_FACT, Fact, FactIn, moment, normalize_said_at
 from .secrets import find_secret
-from .store import MemoryStore
+from .store import JOURNAL, MemoryStore
 from .timeline import KNOWN, OLDER, REPLACES, arrange, held_on, key_of, norm_name, place
 
 MAX_BATCH = 500
@@ -90,6 +90,12 @@ class Memory:
     def repair_all(self) -> None:
         for base in self.bases.all():
             if base.kind == "memory" and base.folder.exists():
+                self.repair(base)
+
+    def repair_interrupted(self) -> None:
+        """At start: finish any change a crash interrupted (its journal is still there). Cheap: one stat a memory."""
+        for base in self.bases.all():
+            if base.kind == "memory" and (base.folder / JOURNAL).exists():
                 self.repair(base)
 
     def _notify(self, base: KnowledgeBase, relpaths: Iterable[str]) -> None:

@@ -1,0 +1,100 @@
+"""Facts in search: one passage per fact, cited like a document, current facts first.
+
+The index reads notes/memory/ with `read_fact`: the passage is the fact, its title "Ana — role",
+where it sits "Ana › role › current since 2026-10-12" (or "held 2026-09-01 – 2026-10-12" for a fact
+of the history), and its document attrs (status, said_at, until) let `rerank` put current facts
+before history and, with `as_of`, keep only the facts that held on that date.
+"""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+from typing import Any
+
+from ...errors import Invalid
+from ..bases import KnowledgeBase
+from ..chunking import Chunk
+from ..documents import ParsedDocument
+from .facts import HISTORY_DIR, Fact, parse
+from .timeline import held_on
+
+PREFIX = "notes/memory/"
+
+
+def label(base: KnowledgeBase, fact_id: str) -> str:
+    return f"memory:{base.name}/{fact_id}"
+
+
+def period(fact: Fact) -> str:
+    if fact.status == "history":
+        return f"held {fact.said_at} – {fact.until}"
+    return f"current since {fact.said_at}"
+
+
+def fact_document(base: KnowledgeBase, fact: Fact) -> ParsedDocument:
+    return ParsedDocument(
+        label=label(base, fact.id),
+        title=f"{fact.subject} — {fact.attribute}",
+        chunks=[Chunk(fact.fact, [fact.subject, fact.attribute, period(fact)])],
+        attrs={
+            "status": fact.status,
+            "said_at": fact.said_at,
+            "until": fact.until,
+            "subject": fact.subject,
+            "attribute": fact.attribute,
+            "source": fact.source,
+        },
+        kind="memory",
+    )
+
+
+def make_reader(fallback: Any = None):
+    """The reader for notes/memory/ (a documents base's notes/memory/ folder is ordinary notes)."""
+
+    def read_fact(base: KnowledgeBase, relpath: str, text: str) -> ParsedDocument | None:
+        if base.kind != "memory":
+            return fallback(base, relpath, text.encode()) if fallback else None
+        path = PurePosixPath(relpath)
+        folder = path.parent.as_posix()
+        if path.suffix != ".md" or folder not in (PREFIX.rstrip("/"), HISTORY_DIR):
+            return None
+        fact = parse(text, path.stem, "history" if folder == HISTORY_DIR else "current")
+        return fact_document(base, fact) if fact else None
+
+    return read_fact
+
+
+def _fact_of(hit: Any) -> Fact | None:
+    attrs = hit.attrs or {}
+    if not attrs.get("said_at"):
+        return None
+    return Fact(
+        id="", subject="", attribute="", fact=hit.text, source="", said_at=attrs["said_at"], kept_at=attrs["said_at"],
+        until=attrs.get("until"), status=attrs.get("status", "current"),
+    )
+
+
+def rerank(base: KnowledgeBase, hits: list, as_of: str | None) -> list:
+    """Current facts before history (each keeping its rank); as_of: only facts that held on that date."""
+    if as_of:
+        from .service import as_of_moment
+
+        try:
+            at = as_of_moment(as_of)
+        except Invalid:
+            raise Invalid(f"as_of {as_of!r} is not a date: write it as 2026-09-30", code="INVALID_QUERY") from None
+        kept = []
+        for hit in hits:
+            fact = _fact_of(hit)
+            if fact is not None and held_on(fact, at):
+                kept.append(hit)
+        return kept
+    current = [h for h in hits if (h.attrs or {}).get("status") != "history"]
+    history = [h for h in hits if (h.attrs or {}).get("status") == "history"]
+    return current + history
+
+
+def install(index: Any, search: Any) -> None:
+    """Register the reader for notes/memory/ and the "memory" re-ranking hook."""
+    index.register_reader(PREFIX, make_reader(index.reader_for("notes/x.md")))
+    search.rerankers["memory"] = rerank
