@@ -158,7 +158,7 @@ class Documents:
     def documents(self, actor: Actor, base_name: str) -> dict[str, Any]:
         actor.require(READ)
         base = self.bases.get(actor, base_name)
-        return {"knowledge_base": base.name, "documents": self.index.documents(base), **self.index.status(base)}
+        return {"knowledge_base": base.name, "documents": self.index.documents(base), "index": self.index.status(base)}
 
 
 def _mtime(ts: float):

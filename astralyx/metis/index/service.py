@@ -83,9 +83,13 @@ class Index:
         """Read files whose path in the base's folder starts with prefix (the longest prefix wins)."""
         self._readers.append((prefix, lambda base, relpath, data: reader(base, relpath, decode(data))))
 
-    def reader_for(self, relpath: str):
-        matches = [(p, r) for p, r in self._readers if relpath.startswith(p)]
-        return max(matches, key=lambda m: len(m[0]))[1] if matches else None
+    def reader_for(self, relpath: str) -> Callable[[KnowledgeBase, str, bytes], ParsedDocument | None] | None:
+        """The reader of a path: (base, relpath, data: bytes) -> document. Longest prefix; the latest of equals."""
+        best = None
+        for prefix, reader in self._readers:
+            if relpath.startswith(prefix) and (best is None or len(prefix) >= len(best[0])):
+                best = (prefix, reader)
+        return best[1] if best else None
 
     def _read_upload(self, base: KnowledgeBase, relpath: str, data: bytes) -> ParsedDocument | None:
         path = relpath.split("/", 1)[1]
