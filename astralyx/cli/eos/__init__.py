@@ -11,6 +11,6 @@ def eos() -> None:
 
 
 # Each module adds its commands to the group.
-from . import deployments, receipts, tools  # noqa: E402,F401
+from . import deployments, models, receipts, tools  # noqa: E402,F401
 
 COMMANDS = [eos]

@@ -183,7 +183,7 @@ class Runtimes:
             return f"{model.name} is an {model.kind} model, the deployment is {dep.spec.kind}"
         missing = self.models.engine_missing(model)
         if missing:
-            return missing
+            return f"{model.name} {missing}"
         if not self.models.present(model):
             return f"{model.name} is not on this machine: `astra eos add {model.name}` first"
         return None

