@@ -10,7 +10,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from ..core import Astralyx
-from . import auth, bases, deployments, memory
+from . import auth, bases, deployments, memory, playground
 from .web import HERE, templates
 
 
@@ -35,6 +35,7 @@ def create_console(core: Astralyx) -> Starlette:
         *bases.routes,
         *deployments.routes,
         *memory.routes,
+        *playground.routes,
         Mount("/static", app=StaticFiles(directory=HERE / "static"), name="static"),
     ]
     app = Starlette(routes=routes, exception_handlers={404: not_found, 405: not_found})

@@ -54,9 +54,18 @@ async def create_base(ctx: Ctx) -> Response:
     return ctx.redirect(where + base.name, f"Created {base.kind} base {base.name}")
 
 
-def _extras(ctx: Ctx, base) -> dict[str, Any]:
-    """What other services add to a base's page, when they exist in this build."""
-    extras: dict[str, Any] = {"documents": None, "saves": None, "search_ready": hasattr(ctx.core, "search")}
+def _extras(ctx: Ctx, base, query: str) -> dict[str, Any]:
+    """Documents, the search's cited passages and the saves of models, from their services."""
+    extras: dict[str, Any] = {"documents": None, "saves": None, "query": query, "found": None, "search_error": None}
+    if base.kind == "documents":
+        docs = ctx.core.documents.documents(ctx.actor, base.name)["documents"]
+        extras["documents"] = [d for d in docs if d.get("origin") not in ("notes", "saved")]
+    extras["saves"] = ctx.core.saves.list(ctx.actor, base.name)
+    if query:
+        try:
+            extras["found"] = ctx.core.search.search(ctx.actor, base.name, query)
+        except AstralyxError as e:  # shown beside the box, the rest of the page still useful
+            extras["search_error"] = e
     return extras
 
 
@@ -68,7 +77,7 @@ async def show_base(ctx: Ctx) -> Response:
     if base.kind == "memory":
         notes = [n for n in notes if not n.path.startswith("memory/")]
     saved = await ctx.call(ctx.core.notes.list_in, base, "saved")
-    extras = await ctx.call(_extras, ctx, base)
+    extras = await ctx.call(_extras, ctx, base, ctx.request.query_params.get("q", "").strip())
     return ctx.render("bases/show.html", base=base, notes=notes, saved=saved, **extras)
 
 
@@ -100,6 +109,34 @@ def _slug(title: str) -> str:
 
 
 @page
+async def upload(ctx: Ctx) -> Response:
+    name = ctx.request.path_params["name"]
+    form = await ctx.form()
+    file = form.get("file")
+    if file is None or not getattr(file, "filename", ""):
+        raise AstralyxError("Choose a file to upload", code="NO_FILE", status=400)
+    data = await file.read()
+    result = await ctx.call(ctx.core.documents.upload, ctx.actor, name, file.filename, data)
+    return ctx.redirect(f"/metis/knowledge-bases/{name}", f"Uploaded {file.filename}: {result.get('chunks', 0)} passages")
+
+
+@page
+async def undo_save(ctx: Ctx) -> Response:
+    """Undo a model's save; when the note changed since, ask first (NOTE_CHANGED), then force."""
+    name, save_id = ctx.request.path_params["name"], ctx.request.path_params["save_id"]
+    form = await ctx.form()
+    force = form.get("force") == "yes"
+    try:
+        save = await ctx.call(ctx.core.saves.undo, ctx.actor, name, save_id, force=force)
+    except AstralyxError as e:
+        if e.code != "NOTE_CHANGED":
+            raise
+        save = await ctx.call(ctx.core.saves.get, ctx.actor, name, save_id)
+        return ctx.render("bases/undo_changed.html", status=409, base_name=name, save=save, error=e)
+    return ctx.redirect(f"/metis/knowledge-bases/{name}#saved-by-models", f"Undone: {save.title} removed from {name}")
+
+
+@page
 async def confirm_delete(ctx: Ctx) -> Response:
     base = await ctx.call(ctx.core.bases.get, ctx.actor, ctx.request.path_params["name"])
     return ctx.render("bases/delete.html", base=base)
@@ -122,6 +159,8 @@ routes = [
     Route("/metis/knowledge-bases", create_base, methods=["POST"]),
     Route("/metis/knowledge-bases/{name}", show_base, methods=["GET"]),
     Route("/metis/knowledge-bases/{name}/notes", new_note, methods=["POST"]),
+    Route("/metis/knowledge-bases/{name}/files", upload, methods=["POST"]),
+    Route("/metis/knowledge-bases/{name}/model-saves/{save_id}/undo", undo_save, methods=["POST"]),
     Route("/metis/knowledge-bases/{name}/delete", confirm_delete, methods=["GET"]),
     Route("/metis/knowledge-bases/{name}/delete", delete_base, methods=["POST"]),
     Route("/metis/knowledge-bases/{name}/{area:str}/{path:path}", show_note, methods=["GET"]),
