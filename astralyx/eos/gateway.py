@@ -238,7 +238,10 @@ class Gateway:
             parts: dict[int, dict[str, Any]] = {}
             content: list[str] = []
             finish = None
-            for up in turn.model.stream(turn.upstream(final)):
+            body = turn.upstream(final)
+            if turn.include_usage:
+                body["stream_options"] = {"include_usage": True}
+            for up in turn.model.stream(body):
                 if not started:  # the first upstream event has come: the answer has begun
                     started = True
                     yield chunk({"role": "assistant", "content": ""})
@@ -273,7 +276,7 @@ class Gateway:
         last: dict[str, Any] = {"id": cid, "object": "chat.completion.chunk", "created": created,
                                 "model": turn.deployment.name, "choices": [], "astralyx": turn.report()}
         if turn.include_usage:
-            last["usage"] = turn.usage or None
+            last["usage"] = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0, **turn.usage}
         yield last
 
     # -- running tool calls -----------------------------------------------------------
@@ -381,8 +384,8 @@ class Gateway:
                 }
             save = self.core.saves.save_now(base, turn.deployment.name, turn.conversation, title, text)
         except AstralyxError as e:
-            note = ("Nothing was saved. Tell the person you could not save it now and ask them whether to keep it "
-                    "themselves." if e.code == "SAVE_LIMIT" else "Nothing was saved.")
+            note = ("Nothing was saved: models have saved as many notes to this base as allowed for now. Ask the "
+                    "person whether to save it themselves." if e.code == "SAVE_LIMIT" else "Nothing was saved.")
             return {**_error(e.code, e.message), "note": note}
         card = save.to_dict()
         turn.saves.append(card)
