@@ -10,13 +10,24 @@ from starlette.routing import Route
 from ..errors import AstralyxError
 from .web import actor_of, clear_session, core_of, safe_next, same_origin, set_session, templates
 
+LOOPBACK = {"127.0.0.1", "localhost", "::1", "[::1]"}
+
+
+def insecure(request: Request) -> bool:
+    """Browsers keep a Secure cookie only over HTTPS, or on this machine's own address."""
+    https = request.url.scheme == "https" or request.headers.get("x-forwarded-proto", "").lower() == "https"
+    return not https and (request.url.hostname or "") not in LOOPBACK
+
+
+def _page(request: Request, target: str, error: AstralyxError | None, status: int = 200) -> Response:
+    context = {"next": target, "error": error, "insecure": insecure(request)}
+    return templates.TemplateResponse(request, "sign_in.html", context, status_code=status)
+
 
 async def sign_in_page(request: Request) -> Response:
     if await run_in_threadpool(actor_of, request) is not None:
         return RedirectResponse(safe_next(request.query_params.get("next")), status_code=303)
-    return templates.TemplateResponse(
-        request, "sign_in.html", {"next": safe_next(request.query_params.get("next")), "error": None}
-    )
+    return _page(request, safe_next(request.query_params.get("next")), None)
 
 
 async def sign_in(request: Request) -> Response:
@@ -35,9 +46,7 @@ async def sign_in(request: Request) -> Response:
         except AstralyxError as e:
             error = e
     if error is not None:
-        return templates.TemplateResponse(
-            request, "sign_in.html", {"next": target, "error": error}, status_code=error.status
-        )
+        return _page(request, target, error, error.status)
     response = RedirectResponse(target, status_code=303)
     set_session(response, request, token)
     return response

@@ -8,6 +8,8 @@ from astralyx.auth.actor import Actor
 
 from .conftest import deploy
 
+OWNER = Actor.local_owner("default")
+
 
 def test_create_a_base_write_a_note_and_delete_it_with_confirmation(signed_in, live_server, shot):
     page, core = signed_in, live_server.core
@@ -77,3 +79,28 @@ def _request(name: str):
     from astralyx.metis.bases import parse_request
 
     return parse_request({"metadata": {"name": name}})
+
+
+def test_upload_a_document_and_search_with_cited_passages(signed_in, live_server, tmp_path, shot):
+    page, core = signed_in, live_server.core
+    core.bases.create(OWNER, _request("handbook"))
+    leave = tmp_path / "leave.md"
+    leave.write_text("# Leave policy\n\nIntro.\n\n## Vacation\n\nEach person has 25 vacation days a year.\n")
+    page.goto("/metis/knowledge-bases/handbook")
+    page.get_by_label("Upload a document").set_input_files(str(leave))
+    page.get_by_role("button", name="Upload", exact=True).click()
+    expect(page.get_by_role("status")).to_contain_text("Uploaded leave.md")
+    expect(page.get_by_role("cell", name="docs:handbook/leave.md")).to_be_visible()
+
+    page.get_by_label("Search handbook").fill("vacation days")
+    page.get_by_role("button", name="Search", exact=True).click()
+    results = page.get_by_role("region", name="Passages for “vacation days”")
+    first = results.locator("#passage-1")
+    expect(first).to_contain_text("[1] Leave policy")
+    expect(first).to_contain_text("Leave policy › Vacation › line 7")
+    expect(first).to_contain_text("Each person has 25 vacation days a year.")
+    shot(page, "knowledge-base-search")
+
+    page.get_by_label("Search handbook").fill("zebra migrations")
+    page.get_by_role("button", name="Search", exact=True).click()
+    expect(page.get_by_text("Nothing in handbook matched.")).to_be_visible()
