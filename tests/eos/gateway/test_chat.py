@@ -277,3 +277,34 @@ def test_conversation_is_named_by_metadata(chat, oai, client):
     chat.reply("Saved.")
     answer = oai.chat.completions.create(model="chat", messages=ASK, metadata={"conversation_id": "c-42"})
     assert answer.model_extra["astralyx"]["saves"][0]["conversation"] == "c-42"
+
+
+def test_streaming_over_a_real_socket(chat, app):
+    """The same stream through uvicorn on 127.0.0.1: SSE as the openai package reads it off the wire."""
+    import socket
+    import threading
+    import time
+
+    import uvicorn
+
+    from ...conftest import ADMIN_TOKEN
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.01)
+    try:
+        client = openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key=ADMIN_TOKEN, max_retries=0)
+        chat.reply(tool_calls=[("search_knowledge", {"query": "vacation"})])
+        chat.reply("You have 25 vacation days [1].")
+        chunks = list(client.chat.completions.create(model="chat", messages=ASK, stream=True))
+        assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == "You have 25 vacation days [1]."
+        assert len(chunks[-1].model_extra["astralyx"]["receipts"]) == 1
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
