@@ -32,6 +32,57 @@ SECRETS = [
 ]
 
 
+# Ordinary facts with numbers, the shapes a memory keeps every day: none is a secret.
+NUMBERS = [
+    "Ana's phone extension is {n4}.",
+    "The launch moved to Friday {d} October {y}.",
+    "The offsite is on {y}-{m:02d}-{d:02d} at {h}:{mi:02d}.",
+    "The new laptops cost ${n4},{c3}.99 each.",
+    "Bruno's phone number is +55 81 9{n4}-{n4b}.",
+    "The office is at {n3} Market Street, San Francisco, CA 94{n3}.",
+    "Ana was born in {y0} and moved to Porto in {y}.",
+    "The budget for {y} is EUR {n3},{c3},000.",
+    "Flight TP{n4} leaves at {h}:{mi:02d} from gate {n2}.",
+    "The team has {n2} people and {n3} open tickets.",
+    "Room {n3} on floor {n1} is booked for the standup.",
+    "The order number is {n13}.",
+    "Invoice INV-{y}-{n4} was paid on {d} March.",
+    "The server has {n3} GB of RAM and {n2} cores.",
+    "Version {n1}.{n2}.{n1b} ships on {y}/{m:02d}/{d:02d}.",
+    "The PIN pad is on the left of the door.",
+    "Ana's password manager is Bitwarden.",
+    "The password policy asks for {n2} characters.",
+    "Bruno reset his password on {d} May.",
+    "The API key for staging is kept in the vault.",
+]
+
+
+def number_facts(count: int = 400) -> list[str]:
+    import random
+
+    rng = random.Random(7)
+    out = []
+    for i in range(count):
+        template = NUMBERS[i % len(NUMBERS)]
+        out.append(template.format(
+            n1=rng.randint(1, 9), n1b=rng.randint(0, 9), n2=rng.randint(10, 99), n3=rng.randint(100, 999),
+            n4=rng.randint(1000, 9999), n4b=rng.randint(1000, 9999), c3=rng.randint(100, 999),
+            n13=rng.randint(10**12, 10**13 - 1), y=rng.randint(1990, 2030), y0=rng.randint(1950, 2000),
+            m=rng.randint(1, 12), d=rng.randint(1, 28), h=rng.randint(0, 23), mi=rng.randint(0, 59),
+        ))
+    return out
+
+
+def messages(path: Path) -> list[str]:
+    """Every chat message of LoCoMo's conversations: ordinary talk, never a secret."""
+    out = []
+    for sample in json.loads(path.read_text()):
+        for key, session in sample["conversation"].items():
+            if key.startswith("session_") and isinstance(session, list):
+                out.extend(turn["text"] for turn in session if turn.get("text"))
+    return out
+
+
 def observations(path: Path) -> list[str]:
     data = json.loads(path.read_text())
     facts = []
@@ -42,20 +93,26 @@ def observations(path: Path) -> list[str]:
     return facts
 
 
+def measure(name: str, texts: list[str]) -> float:
+    start = time.perf_counter()
+    refused = [(t, r) for t in texts if (r := find_secret(t))]
+    elapsed = time.perf_counter() - start
+    with_digits = sum(any(c.isdigit() for c in t) for t in texts)
+    print(f"{name}: {len(texts)} ({with_digits} with digits), refused {len(refused)} = "
+          f"{100 * len(refused) / len(texts):.2f}%, {1e6 * elapsed / len(texts):.0f} µs each")
+    for text, reason in refused:
+        print(f"  [{reason}] {text}")
+    return elapsed
+
+
 def main() -> None:
     path = Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT
-    facts = observations(path)
-    start = time.perf_counter()
-    refused = [(f, r) for f in facts if (r := find_secret(f))]
-    elapsed = time.perf_counter() - start
-    with_digits = sum(any(c.isdigit() for c in f) for f in facts)
+    find_secret("warm up")  # loads detect-secrets' plugins once
+    measure("LoCoMo observations (facts)", observations(path))
+    measure("LoCoMo chat messages", messages(path))
+    measure("ordinary facts with numbers", number_facts())
     caught = sum(find_secret(s) is not None for s in SECRETS)
-    print(f"ordinary facts: {len(facts)} ({with_digits} with digits)")
-    print(f"refused (false positives): {len(refused)} = {100 * len(refused) / len(facts):.2f}%")
-    for fact, reason in refused:
-        print(f"  [{reason}] {fact}")
     print(f"secrets caught: {caught}/{len(SECRETS)}")
-    print(f"time: {1e6 * elapsed / len(facts):.0f} µs per fact")
 
 
 if __name__ == "__main__":

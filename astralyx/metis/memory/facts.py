@@ -23,6 +23,9 @@ HISTORY_DIR = "notes/memory/history"
 MAX_NAME = 200
 MAX_FACT = 2000
 MAX_SOURCE = 500
+# libyaml when present: a memory's facts are all read on each change, and pure-Python YAML is slow.
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 FIELDS = ("id", "subject", "attribute", "fact", "source", "said_at", "kept_at", "until", "replaced_by", "edited_at")
 
 
@@ -117,7 +120,7 @@ def moment(stamp: str) -> datetime:
 def render(fact: Fact) -> str:
     meta = {k: getattr(fact, k) for k in FIELDS if getattr(fact, k) is not None}
     meta["status"] = fact.status
-    head = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=1000)
+    head = yaml.dump(meta, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=1000)
     return f"---\n{head}---\n\n{fact.fact}\n"
 
 
@@ -135,7 +138,7 @@ def parse(text: str, file_id: str, status: str) -> Fact | None:
         return None
     try:
         _, head, body = text.split("---", 2)
-        meta = yaml.safe_load(head) or {}
+        meta = yaml.load(head, Loader=_Loader) or {}
     except (ValueError, yaml.YAMLError):
         return None
     if not isinstance(meta, dict):

@@ -43,9 +43,9 @@ _PRIVATE_KEY = re.compile(r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|\bPuTT
 
 # "my password is …", "the wifi password: …", "PIN 4821", "passcode=…"
 _PASSWORD = re.compile(
-    r"\b(?:pass(?:word|phrase|code|wd)|pwd|pin(?:\s*code)?|wi-?fi\s+key|login|credentials?)s?\b"
+    r"\b(?:pass(?:word|phrase|code|wd)|pwd|pin(?:\s*code)?|wi-?fi\s+key|credentials?)s?\b"
     r"(?:\s+(?:for|of|to|on)\s+(?:the\s+|my\s+|his\s+|her\s+|their\s+|our\s+)?[\w.@-]+)?"
-    r"\s*(?:is|was|are|=|:|-|->|now|will\s+be|became|set\s+to|changed\s+to)\s*(?:now\s+|still\s+)?"
+    r"\s*(?P<sep>is|was|are|=|:|-|->|now|will\s+be|became|set\s+to|changed\s+to)\s*(?:now\s+|still\s+)?"
     r"[\"'“‘`]?(?P<value>[^\s\"'”’`]{3,})",
     re.IGNORECASE,
 )
@@ -84,6 +84,8 @@ def find_secret(text: str) -> str | None:
         return CARD
     for m in _PASSWORD.finditer(text):
         value = m.group("value").rstrip(".,;:!?)")
+        if m.group("sep") in ("=", ":") and value:  # "password: …" gives the value, whatever it is
+            return PASSWORD
         if value and value.lower() not in _NOT_A_VALUE and not _is_plain_time(value):
             return PASSWORD
     for m in _KEY_VALUE.finditer(text):

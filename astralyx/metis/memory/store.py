@@ -27,6 +27,26 @@ JOURNAL = ".memory-journal.json"
 Op = tuple[str, str | None]
 
 
+# Parsed facts by file, valid while the file's (inode, size, mtime) is unchanged: every write is a
+# new file (atomic rename), so a changed fact is always read again.
+_cache: dict[str, tuple[tuple[int, int, int], Fact | None]] = {}
+_CACHE_MAX = 100_000
+
+
+def _read(file: Path, status: str) -> Fact | None:
+    st = file.stat()
+    stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
+    key = str(file)
+    hit = _cache.get(key)
+    if hit is not None and hit[0] == stamp:
+        return hit[1]
+    fact = parse(file.read_text("utf-8", errors="replace"), file.stem, status)
+    if len(_cache) >= _CACHE_MAX:
+        _cache.clear()
+    _cache[key] = (stamp, fact)
+    return fact
+
+
 class MemoryStore:
     def __init__(self, folder: Path) -> None:
         self.folder = folder
@@ -45,7 +65,10 @@ class MemoryStore:
             for file in sorted(folder.glob("f_*.md")):
                 if file.is_symlink() or not file.is_file():
                     continue
-                fact = parse(file.read_text("utf-8", errors="replace"), file.stem, status)
+                try:
+                    fact = _read(file, status)
+                except FileNotFoundError:
+                    continue
                 if fact is None:
                     continue
                 places[fact.id].append(f"{folder.relative_to(self.folder).as_posix()}/{file.name}")

@@ -74,7 +74,7 @@ def timelines(draw):
     return facts, batches
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(timelines())
 def test_any_order_and_batching_equals_the_timeline_sorted(core, admin, example):
     facts, batches = example
