@@ -29,6 +29,8 @@ def test_add_tools_to_a_deployment(signed_in, live_server, shot):
     expect(row).to_contain_text("not answering")
     shot(page, "deployments")
     page.get_by_role("link", name="chat", exact=True).click()
+    expect(page.get_by_role("row", name="Model")).to_contain_text("chat")
+    shot(page, "deployment")
     page.get_by_role("link", name="Tools").click()
     expect(page.get_by_text("No built-in tools yet.")).to_be_visible()
 
