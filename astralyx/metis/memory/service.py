@@ -7,6 +7,7 @@ timeline rules (timeline.py) and writes the difference as one step (store.py).
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
@@ -27,6 +28,7 @@ from .store import JOURNAL, MemoryStore
 from .timeline import KNOWN, OLDER, REPLACES, arrange, held_on, key_of, norm_name, place
 
 MAX_BATCH = 500
+log = logging.getLogger("astralyx.metis")
 
 # Called with (base, path relative to its folder, deleted) after each file changes: the index.
 FileListener = Callable[[KnowledgeBase, str, bool], None]
@@ -84,7 +86,7 @@ class Memory:
             changed = MemoryStore(base.folder).repair()
             with self._guard:
                 self._repaired.add(f"{base.folder}|{base.created_at}")
-        self._notify(base, changed)
+            self._notify(base, changed)
         return changed
 
     def repair_all(self) -> None:
@@ -103,7 +105,10 @@ class Memory:
         for relpath in relpaths:
             deleted = not (base.folder / relpath).exists()
             for listener in listeners:
-                listener(base, relpath, deleted)
+                try:
+                    listener(base, relpath, deleted)
+                except Exception:  # the fact is safe on disk; `astra metis sync` or reindex catches up
+                    log.exception("after changing %s of %s/%s", relpath, base.workspace, base.name)
 
     # -- reading -----------------------------------------------------------
     def facts_in(self, base: KnowledgeBase) -> list[Fact]:
@@ -193,7 +198,8 @@ class Memory:
             results, before, after = self._plan(store, incoming)
             ops = store.ops_for(before, after)
             store.commit(ops)
-        self._notify(base, dict.fromkeys(p for p, _ in ops))
+            # Under the lock: the index hears of changes in the order they were made.
+            self._notify(base, dict.fromkeys(p for p, _ in ops))
         return {
             "knowledge_base": base.name,
             "facts": results,
@@ -320,7 +326,8 @@ class Memory:
             after.update({f.id: f for f in timeline})
             ops = store.ops_for(before, after)
             store.commit(ops)
-        self._notify(base, dict.fromkeys(p for p, _ in ops))
+            # Under the lock: the index hears of changes in the order they were made.
+            self._notify(base, dict.fromkeys(p for p, _ in ops))
         return after[fact_id]
 
     def forget(self, actor: Actor, base_name: str, fact_id: str, *, history: bool = False) -> dict[str, Any]:
@@ -344,7 +351,8 @@ class Memory:
             after.update({f.id: f for f in remaining})
             ops = store.ops_for(before, after)
             store.commit(ops)
-        self._notify(base, dict.fromkeys(p for p, _ in ops))
+            # Under the lock: the index hears of changes in the order they were made.
+            self._notify(base, dict.fromkeys(p for p, _ in ops))
         answer: dict[str, Any] = {
             "knowledge_base": base.name,
             "forgotten": fact_id,
