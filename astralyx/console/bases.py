@@ -54,16 +54,17 @@ async def create_base(ctx: Ctx) -> Response:
     return ctx.redirect(where + base.name, f"Created {base.kind} base {base.name}")
 
 
-def _extras(ctx: Ctx, base, query: str) -> dict[str, Any]:
+def _extras(ctx: Ctx, base, query: str, as_of: str | None) -> dict[str, Any]:
     """Documents, the search's cited passages and the saves of models, from their services."""
-    extras: dict[str, Any] = {"documents": None, "saves": None, "query": query, "found": None, "search_error": None}
+    extras: dict[str, Any] = {"documents": None, "saves": None, "query": query, "as_of": as_of or "", "found": None,
+                              "search_error": None}
     if base.kind == "documents":
         docs = ctx.core.documents.documents(ctx.actor, base.name)["documents"]
         extras["documents"] = [d for d in docs if d.get("origin") not in ("notes", "saved")]
     extras["saves"] = ctx.core.saves.list(ctx.actor, base.name)
     if query:
         try:
-            extras["found"] = ctx.core.search.search(ctx.actor, base.name, query)
+            extras["found"] = ctx.core.search.search(ctx.actor, base.name, query, as_of=as_of)
         except AstralyxError as e:  # shown beside the box, the rest of the page still useful
             extras["search_error"] = e
     return extras
@@ -77,7 +78,9 @@ async def show_base(ctx: Ctx) -> Response:
     if base.kind == "memory":
         notes = [n for n in notes if not n.path.startswith("memory/")]
     saved = await ctx.call(ctx.core.notes.list_in, base, "saved")
-    extras = await ctx.call(_extras, ctx, base, ctx.request.query_params.get("q", "").strip())
+    params = ctx.request.query_params
+    as_of = (params.get("as_of", "").strip() or None) if base.kind == "memory" else None
+    extras = await ctx.call(_extras, ctx, base, params.get("q", "").strip(), as_of)
     return ctx.render("bases/show.html", base=base, notes=notes, saved=saved, **extras)
 
 

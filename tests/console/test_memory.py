@@ -92,3 +92,23 @@ def test_forget_only_the_fact_lets_the_older_one_hold_again(signed_in, live_serv
     page.get_by_role("button", name="Forget this fact").click()
     expect(page.get_by_role("status")).to_contain_text(re.compile("Forgot the fact; “Ana leads the data team.” holds again"))
     expect(page.locator("li[data-fact]")).to_contain_text(["role: Ana leads the data team."])
+
+
+def test_search_a_memory_as_of_a_date(signed_in, live_server, shot):
+    page, core = signed_in, live_server.core
+    from astralyx.metis.bases import parse_request
+
+    core.bases.create(OWNER, parse_request({"metadata": {"name": "team"}, "spec": {"kind": "memory"}}))
+    core.memory.keep(OWNER, "team", [
+        {"subject": "Ana", "attribute": "role", "fact": "Ana leads the data team.", "said_at": "2026-09-01"},
+        {"subject": "Ana", "attribute": "role", "fact": "Ana works in research.", "said_at": "2026-10-12"},
+    ])
+    page.goto("/metis/memory/team")
+    search = page.get_by_role("search", name="Search this memory")
+    search.get_by_label("Search this memory").fill("Ana role")
+    search.get_by_role("button", name="Search").click()
+    expect(page.locator("#passage-1")).to_contain_text("Ana works in research.")  # current first
+    page.get_by_label("As of (optional)").fill("2026-09-15")
+    page.get_by_role("button", name="Search", exact=True).click()
+    expect(page.get_by_role("heading", name="Passages for “Ana role” as of 2026-09-15")).to_be_visible()
+    expect(page.locator("#passage-1")).to_contain_text("Ana leads the data team.")

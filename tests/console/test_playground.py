@@ -148,3 +148,13 @@ def test_remember_this_conversation(signed_in, live_server, scripted_openai, sho
     remember.get_by_role("link", name="team").click()
     expect(page.get_by_text("date: The launch moved to Friday 16 October.")).to_be_visible()
     expect(page.get_by_text("chat: standup").first).to_be_visible()
+
+
+def test_a_deployment_that_does_not_answer_is_said_with_its_code(signed_in, live_server):
+    page, core = signed_in, live_server.core
+    deploy(core, "chat", "chat")  # port 9: nothing answers
+    page.goto("/playground")
+    ask(page, "Hello?")
+    alert = page.locator(".msg.assistant").get_by_role("alert")
+    expect(alert).to_contain_text("UNAVAILABLE")
+    expect(page.get_by_role("button", name="Send")).to_be_enabled()
