@@ -330,7 +330,7 @@ class Extractor:
         deployment = base.spec.extractor.deployment
         model = self._model(base.workspace, deployment)
 
-        context = int(getattr(model, "context_length", None) or DEFAULT_CONTEXT_TOKENS)
+        context = _context_tokens(model)
         answer_tokens = max(256, min(2048, context // 4))
         overhead = sum(len(m["content"]) for m in prompt.messages([], today=today, known=known))
         budget = (context - answer_tokens) * CHARS_PER_TOKEN - overhead
@@ -431,6 +431,19 @@ def _proposal(fact: dict, outcome: dict) -> dict:
     elif status == "known" and isinstance(outcome.get("known"), dict):
         proposal["same_as"] = outcome["known"]
     return proposal
+
+
+def _context_tokens(model: Any) -> int:
+    """The model's context window in tokens, as the runtime tells it (embedded: the model's), else 4096.
+
+    An upstream server does not say how much of the model's window it serves (Ollama serves 4096 by
+    default, whatever the model could take), so the safe guess stands for it.
+    """
+    for attribute in ("context_length", "context", "n_ctx"):
+        value = getattr(model, attribute, None)
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 512:
+            return value
+    return DEFAULT_CONTEXT_TOKENS
 
 
 def _content(response: Any) -> str | None:
