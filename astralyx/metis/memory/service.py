@@ -67,16 +67,16 @@ class Memory:
             )
 
     def store(self, base: KnowledgeBase) -> MemoryStore:
-        """The base's store, repaired once per process before first use. Call under folder_lock."""
+        """The base's store, repaired before first use in this process. Call under folder_lock."""
         store = MemoryStore(base.folder)
         key = f"{base.folder}|{base.created_at}"
-        if key not in self._repaired:
+        # A journal left by a process that crashed (maybe another one: a local CLI beside the server)
+        # is replayed before anything else is changed, so it can never replay over newer changes.
+        if key not in self._repaired or store.journal.exists():
             with self._guard:
-                fresh = key not in self._repaired
                 self._repaired.add(key)
-            if fresh:
-                changed = store.repair()
-                self._notify(base, changed)
+            changed = store.repair()
+            self._notify(base, changed)
         return store
 
     def repair(self, base: KnowledgeBase) -> list[str]:

@@ -271,3 +271,13 @@ def test_preview_writes_nothing_and_known_subjects(core, admin, team):
     with pytest.raises(AstralyxError) as e:
         core.memory.preview(viewer, "team", [fact("A", "b", "C.")])
     assert e.value.code == "PERMISSION_DENIED"
+
+
+def test_a_journal_left_by_another_process_is_replayed_before_the_next_change(core, admin, team, client):
+    old = keep(client, fact("Ana", "role", "Ana leads the data team.", "2026-09-01"))["facts"][0]  # touched: repaired
+    crashed = Fact("f_" + "f" * 16, "Ana", "role", "Ana works in research.", "cli", "2026-10-12", "2026-12-01T00:00:00Z")
+    (team.folder / JOURNAL).write_text(json.dumps({"ops": [(f"notes/memory/{crashed.id}.md", render(crashed))]}))
+    out = keep(client, fact("Ana", "role", "Ana heads research.", "2026-11-01"))
+    assert out["facts"][0]["replaces"]["id"] == crashed.id
+    assert timeline(client) == ["Ana heads research.", "Ana works in research.", "Ana leads the data team."]
+    assert not (team.folder / JOURNAL).exists() and old["id"]
