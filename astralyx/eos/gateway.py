@@ -18,12 +18,13 @@ import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from ..auth.actor import Actor
 from ..auth.roles import DEPLOYMENTS_CALL
 from ..errors import AstralyxError, Invalid, NotFound
-from ..util import iso, new_id
+from ..util import iso, new_id, now
 from . import tools as tool_specs
 from .deployments import Deployment
 from .runtimes.base import ChatModel
@@ -298,6 +299,9 @@ class Gateway:
             return client_calls
         turn.messages.append({"role": "assistant", "content": content, "tool_calls": ours})
         turn.messages.extend(results)
+        # A forced tool choice ("required", or one function) held for the first round: now the model may answer.
+        if turn.request.get("tool_choice") not in (None, "auto", "none"):
+            turn.request["tool_choice"] = "auto"
         return []
 
     def _unknown(self, turn: Turn, name: str) -> dict[str, Any]:
@@ -404,6 +408,8 @@ class Gateway:
     def _keep(self, turn: Turn, client_calls: list[dict], ours: list[dict], results: list[dict]) -> None:
         """Keep the built-in exchange of a turn that goes back to the client, to put it back later."""
         with self.db.transaction() as conn:
+            # Kept for a week: long enough for a client to answer its call, and the table stays small.
+            conn.execute("DELETE FROM gateway_exchanges WHERE created_at < ?", (iso(now() - timedelta(days=7)),))
             for call in client_calls:
                 conn.execute(
                     "INSERT OR REPLACE INTO gateway_exchanges(call_id, workspace, deployment, calls, results, created_at) "

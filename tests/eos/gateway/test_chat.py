@@ -308,3 +308,11 @@ def test_streaming_over_a_real_socket(chat, app):
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+def test_a_forced_tool_choice_holds_for_the_first_round_only(chat, oai):
+    chat.reply(tool_calls=[("search_knowledge", {"query": "vacation"})])
+    chat.reply("25 days [1].")
+    answer = oai.chat.completions.create(model="chat", messages=ASK, tool_choice="required")
+    assert answer.choices[0].message.content == "25 days [1]."
+    assert [r["tool_choice"] for r in chat.chat_requests] == ["required", "auto"]
