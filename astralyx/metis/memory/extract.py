@@ -256,7 +256,8 @@ def clean(raw: list[dict], lines: list[Line], *, source: str, find_secret) -> Pr
         if key in seen:
             continue
         seen.add(key)
-        if find_secret(f"{subject}\n{attribute}\n{fact}") is not None:
+        # Each field as the memory checks it when keeping, and together ("password" / "is hunter2").
+        if any(find_secret(text) is not None for text in (subject, attribute, fact, f"{subject} {attribute}: {fact}")):
             out.left_out_secrets += 1
             continue
         number = item.get("message")

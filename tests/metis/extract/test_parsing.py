@@ -118,6 +118,7 @@ def test_clean_dates_from_the_cited_message_dedupes_and_leaves_secrets_out():
         {"subject": "Launch", "attribute": "date", "fact": "The launch is on Friday 16 October.", "message": 2},
         {"subject": "Launch", "attribute": "date", "fact": "Said somewhere.", "message": 99},  # no such message
         {"subject": "Ana", "attribute": "password", "fact": "Ana's password is hunter2xyz.", "message": 1},
+        {"subject": "Wifi", "attribute": "password", "fact": "Tr0ub4dor&3xq", "message": 1},  # a secret only together
         {"subject": "", "attribute": "role", "fact": "Nobody.", "message": 1},
     ]
     out = clean(raw, lines, source="chat: standup", find_secret=find_secret)
@@ -128,7 +129,7 @@ def test_clean_dates_from_the_cited_message_dedupes_and_leaves_secrets_out():
          "source": "chat: standup"},
         {"subject": "Launch", "attribute": "date", "fact": "Said somewhere.", "said_at": "2026-10-13", "source": "chat: standup"},
     ]
-    assert out.left_out_secrets == 1
+    assert out.left_out_secrets == 2
     assert out.dropped == 1
 
 
