@@ -110,6 +110,7 @@ async def chat(ctx: Ctx) -> Response:
 async def save_draft(ctx: Ctx) -> Response:
     base, draft_id = ctx.request.path_params["base"], ctx.request.path_params["draft_id"]
     body = await ctx.json() if await ctx.request.body() else {}
+    body = body if isinstance(body, dict) else {}
     _, save = await ctx.call(ctx.core.saves.save_draft, ctx.actor, base, draft_id, body.get("title"), body.get("text"))
     out = save.to_dict()
     out["page"] = note_page(out)

@@ -154,7 +154,8 @@ def page(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
         except AstralyxError as error:
             if request.method == "GET":
                 return ctx.render("error.html", status=error.status, error=error)
-            back = safe_next(urlsplit(request.headers.get("referer", "")).path or request.url.path)
+            referer = urlsplit(request.headers.get("referer", ""))
+            back = safe_next((referer.path + ("?" + referer.query if referer.query else "")) or request.url.path)
             return ctx.redirect(back, error=error)
 
     endpoint.__name__ = handler.__name__

@@ -112,3 +112,26 @@ def test_search_a_memory_as_of_a_date(signed_in, live_server, shot):
     page.get_by_role("button", name="Search", exact=True).click()
     expect(page.get_by_role("heading", name="Passages for “Ana role” as of 2026-09-15")).to_be_visible()
     expect(page.locator("#passage-1")).to_contain_text("Ana leads the data team.")
+
+
+def test_a_viewer_reads_facts_but_cannot_change_them(page, live_server):
+    from astralyx.metis.bases import parse_request
+
+    from .conftest import sign_in
+
+    core = live_server.core
+    core.bases.create(OWNER, parse_request({"metadata": {"name": "team"}, "spec": {"kind": "memory"}}))
+    core.memory.keep(OWNER, "team", [{"subject": "Ana", "attribute": "role", "fact": "Ana works in research."}])
+    _, token = core.keys.create(None, "default", "viewer")
+    sign_in(page, token)
+    page.goto("/metis/memory/team")
+    expect(page.get_by_text("role: Ana works in research.")).to_be_visible()
+    expect(page.get_by_role("link", name="Edit: Ana works in research.")).to_have_count(0)
+    expect(page.get_by_role("button", name="Add fact")).to_have_count(0)
+    # The domain refuses even a form reached by its address, with its code; nothing changes.
+    [group] = core.memory.list(OWNER, "team")["subjects"]
+    page.goto(f"/metis/memory/team/facts/{group['facts'][0]['id']}/edit")
+    page.get_by_label("Fact").fill("Ana runs the company.")
+    page.get_by_role("button", name="Save correction").click()
+    expect(page.get_by_role("alert")).to_contain_text("PERMISSION_DENIED")
+    assert core.memory.list(OWNER, "team")["subjects"][0]["facts"][0]["fact"] == "Ana works in research."

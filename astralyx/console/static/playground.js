@@ -119,6 +119,7 @@
     addMessage("user", text);
     const answer = addMessage("assistant", "");
     const prefix = `a${++answers}`;
+    chat.setAttribute("aria-busy", "true");  // read out once the answer is whole, not piece by piece
     $("send").disabled = true;
     $("busy").textContent = "answering…";
     let content = "";
@@ -162,6 +163,7 @@
       if (content) messages.push({ role: "assistant", content });
       answer.node.append(errorBox(error));
     } finally {
+      chat.setAttribute("aria-busy", "false");
       $("send").disabled = false;
       $("busy").textContent = "";
       $("remember").hidden = messages.length === 0;
