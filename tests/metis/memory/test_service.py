@@ -116,7 +116,8 @@ SECRETS = [
 
 
 @pytest.mark.parametrize("secret", SECRETS)
-def test_secrets_are_refused_and_nothing_is_written(client, team, home, secret):
+def test_secrets_are_refused_and_nothing_is_written(client, team, home, secret, caplog):
+    caplog.set_level("DEBUG")
     keep(client, fact("Ana", "role", "Ana leads the data team.", "2026-09-01"))
     before = files(team.folder)
     r = client.post(URL, json={"facts": [fact("Bruno", "city", "Bruno lives in Recife."), fact("Ana", "login", secret)]})
@@ -127,6 +128,7 @@ def test_secrets_are_refused_and_nothing_is_written(client, team, home, secret):
     for path in Path(home).rglob("*"):
         if path.is_file():
             assert needle not in path.read_bytes(), path
+    assert needle.decode() not in caplog.text
     # Correcting a fact into a secret is refused too.
     fid = next(iter(before)).split("/")[1]
     r = client.put(f"{URL}/{fid}", json={"fact": secret})
