@@ -69,7 +69,7 @@ class Deployment(BaseModel):
     updated_at: str
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "metadata": {
                 "name": self.name,
                 "workspace": self.workspace,
@@ -78,6 +78,13 @@ class Deployment(BaseModel):
             },
             "spec": self.spec.model_dump(mode="json", exclude_none=True),
         }
+        # Who may search a base through the deployment, said wherever its tools are shown (eos/tools.py).
+        from .tools import tools_warning
+
+        warning = tools_warning(self.name, self.spec.tools)
+        if warning:
+            out["warnings"] = [warning]
+        return out
 
 
 def parse_spec(data: Any) -> DeploymentSpec:

@@ -209,6 +209,12 @@ def readable_warning(deployment: str, bases: list[str]) -> str | None:
     )
 
 
+def tools_warning(deployment: str, raw: Any) -> str | None:
+    """The readable-by-callers warning for spec.tools as stored (None without a search tool)."""
+    searched = sorted({t.get("knowledge_base") for t in raw or [] if isinstance(t, dict) and t.get("builtin") == SEARCH})
+    return readable_warning(deployment, [b for b in searched if isinstance(b, str)])
+
+
 def spec_validator(find_base: Callable[[str, str], Any]) -> Callable[[str, Any], Any]:
     """A Deployments validator: spec.tools checked against the workspace's bases and normalised."""
 

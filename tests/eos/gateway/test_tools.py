@@ -151,3 +151,11 @@ def test_an_edge_gateway_answers_built_in_tools_as_unavailable(home, chat, clien
         assert not (home / "bases" / "default" / "journal" / "saved").exists()
     finally:
         edge.close()
+
+
+def test_the_whole_spec_put_says_it_too(client, bases, scripted_openai):
+    dep = put_deployment(client, "chat", scripted_openai.url, TOOLS)
+    assert dep["warnings"] == [
+        "Anyone who may call chat (people of the workspace, API keys, workspaces it is shared with) can have its model "
+        "search handbook through it, even without permission to read it."]
+    assert "warnings" not in put_deployment(client, "plain", scripted_openai.url, [])
