@@ -158,7 +158,8 @@ class Memory:
                 held = [f for f in timeline if held_on(f, at)]
                 if not held:
                     continue
-                head, older = held[-1], [f for f in timeline if moment(f.said_at) < moment(held[-1].said_at)]
+                head = held[-1]
+                older = timeline[: timeline.index(head)]
             else:
                 head, older = timeline[-1], timeline[:-1]
             item = fact_dict(head)
@@ -389,7 +390,11 @@ def refuse_secret(*texts: str, where: str) -> None:
 
 def as_of_moment(value: str) -> datetime:
     """The instant `as_of` asks about: a date means by the end of that day."""
-    stamp = normalize_said_at(value)
+    try:
+        stamp = normalize_said_at(value)
+    except Invalid:
+        raise Invalid(f"as_of {value!r} is not a date: write it as 2026-09-30 or 2026-09-30T12:00:00Z",
+                      code="INVALID_DATE") from None
     if len(stamp) == 10:
         return moment(stamp) + timedelta(days=1) - timedelta(microseconds=1)
     return moment(stamp)

@@ -283,3 +283,11 @@ def test_a_journal_left_by_another_process_is_replayed_before_the_next_change(co
     assert out["facts"][0]["replaces"]["id"] == crashed.id
     assert timeline(client) == ["Ana heads research.", "Ana works in research.", "Ana leads the data team."]
     assert not (team.folder / JOURNAL).exists() and old["id"]
+
+
+def test_as_of_with_history_and_a_bad_date(client, team):
+    three_roles(client)
+    item = client.get(URL + "?as_of=2026-09-15&history=true").json()["subjects"][0]["facts"][0]
+    assert item["fact"] == "Ana leads the data team." and [h["fact"] for h in item["replaced"]] == ["Ana is an intern."]
+    r = client.get(URL + "?as_of=September")
+    assert r.status_code == 422 and r.json()["error"]["code"] == "INVALID_DATE" and "as_of" in r.json()["error"]["message"]
