@@ -463,14 +463,25 @@ def _with_ids(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
         out.append({
             "id": call.get("id") or f"call_{uuid.uuid4().hex[:16]}",
             "type": "function",
-            "function": {"name": fn.get("name") or "", "arguments": fn.get("arguments") or ""},
+            "function": {"name": fn.get("name") or "", "arguments": _arguments(fn.get("arguments"))},
         })
     return out
 
 
+def _arguments(value: Any) -> str:
+    # Some servers send the arguments as an object rather than a JSON string.
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
 def _assemble(parts: dict[int, dict[str, Any]], delta: dict[str, Any]) -> None:
-    """Put a streamed tool-call delta into the call it belongs to (by index)."""
-    index = delta.get("index", 0)
+    """Put a streamed tool-call delta into the call it belongs to (by index; without one, a new id starts a call)."""
+    index = delta.get("index")
+    if not isinstance(index, int):
+        last = max(parts) if parts else None
+        new_call = last is None or (delta.get("id") and parts[last]["id"] not in (None, delta["id"]))
+        index = (last + 1 if last is not None else 0) if new_call else last
     part = parts.setdefault(index, {"id": None, "type": "function", "function": {"name": "", "arguments": ""}})
     if delta.get("id"):
         part["id"] = delta["id"]
@@ -478,4 +489,4 @@ def _assemble(parts: dict[int, dict[str, Any]], delta: dict[str, Any]) -> None:
     if fn.get("name"):
         part["function"]["name"] += fn["name"]
     if fn.get("arguments"):
-        part["function"]["arguments"] += fn["arguments"]
+        part["function"]["arguments"] += _arguments(fn["arguments"])

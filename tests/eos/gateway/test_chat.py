@@ -316,3 +316,16 @@ def test_a_forced_tool_choice_holds_for_the_first_round_only(chat, oai):
     answer = oai.chat.completions.create(model="chat", messages=ASK, tool_choice="required")
     assert answer.choices[0].message.content == "25 days [1]."
     assert [r["tool_choice"] for r in chat.chat_requests] == ["required", "auto"]
+
+
+def test_tool_call_deltas_without_index_or_with_object_arguments():
+    """Some servers stream calls without `index`, or send arguments as an object: still whole calls."""
+    from astralyx.eos.gateway import _assemble
+
+    parts: dict = {}
+    for delta in [{"id": "a", "function": {"name": "search_knowledge", "arguments": '{"query"'}},
+                  {"function": {"arguments": ': "x"}'}},
+                  {"id": "b", "function": {"name": "save_to_journal", "arguments": {"title": "T", "text": "t"}}}]:
+        _assemble(parts, delta)
+    assert [(p["id"], p["function"]["name"], json.loads(p["function"]["arguments"])) for p in parts.values()] == [
+        ("a", "search_knowledge", {"query": "x"}), ("b", "save_to_journal", {"title": "T", "text": "t"})]
