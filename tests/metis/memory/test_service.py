@@ -291,3 +291,35 @@ def test_as_of_with_history_and_a_bad_date(client, team):
     assert item["fact"] == "Ana leads the data team." and [h["fact"] for h in item["replaced"]] == ["Ana is an intern."]
     r = client.get(URL + "?as_of=September")
     assert r.status_code == 422 and r.json()["error"]["code"] == "INVALID_DATE" and "as_of" in r.json()["error"]["message"]
+
+
+WRITER = """
+import sys
+from astralyx.auth.actor import Actor
+from astralyx.config import Settings
+from astralyx.core import Astralyx
+core = Astralyx(Settings.load(sys.argv[1]))
+n = int(sys.argv[2])
+for i in range(6):
+    core.memory.keep(Actor.local_owner("default"), "team", [
+        {"subject": "Counter", "attribute": "value", "fact": f"Process {n} counted {i}.",
+         "said_at": f"2026-10-{10 * n + i + 1:02d}"},
+        {"subject": f"Process {n}", "attribute": f"step {i}", "fact": f"Process {n} did step {i}."},
+    ])
+core.close()
+"""
+
+
+def test_concurrent_keeps_from_several_processes_lose_nothing(core, admin, team, home):
+    import subprocess
+    import sys
+
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(home), str(n)]) for n in range(3)]
+    assert [p.wait(timeout=300) for p in procs] == [0, 0, 0]
+    data = core.memory.list(admin, "team", history=True)
+    facts = [f for g in data["subjects"] for f in g["facts"]]
+    assert len(facts) == 1 + 3 * 6
+    (counter,) = [f for f in facts if f["subject"] == "Counter"]
+    assert counter["fact"] == "Process 2 counted 5." and len(counter["replaced"]) == 17
+    assert [h["said_at"] for h in counter["replaced"]] == sorted((h["said_at"] for h in counter["replaced"]), reverse=True)
+    assert len(files(team.folder)) == 3 * 12
