@@ -15,8 +15,8 @@ from ...errors import Invalid
 from ..bases import KnowledgeBase
 from ..chunking import Chunk
 from ..documents import ParsedDocument
-from .facts import HISTORY_DIR, Fact, parse
-from .timeline import held_on
+from .facts import HISTORY_DIR, Fact, moment, parse
+from .timeline import held_on, norm_name
 
 PREFIX = "notes/memory/"
 
@@ -75,7 +75,7 @@ def _fact_of(hit: Any) -> Fact | None:
 
 
 def rerank(base: KnowledgeBase, hits: list, as_of: str | None) -> list:
-    """Current facts before history (each keeping its rank); as_of: only facts that held on that date."""
+    """Current facts before their history; as_of: only the facts that held on that date."""
     if as_of:
         from .service import as_of_moment
 
@@ -89,9 +89,25 @@ def rerank(base: KnowledgeBase, hits: list, as_of: str | None) -> list:
             if fact is not None and held_on(fact, at):
                 kept.append(hit)
         return kept
-    current = [h for h in hits if (h.attrs or {}).get("status") != "history"]
-    history = [h for h in hits if (h.attrs or {}).get("status") == "history"]
-    return current + history
+    # Per subject+attribute: its current fact first, then its history, newest first; the groups keep
+    # the rank of their best hit, so a relevant history fact is not pushed out by unrelated current ones.
+    groups: dict[tuple[str, str], list] = {}
+    for hit in hits:
+        attrs = hit.attrs or {}
+        key = (norm_name(str(attrs.get("subject", ""))), norm_name(str(attrs.get("attribute", ""))))
+        if not key[0]:
+            key = (hit.document, "")
+        groups.setdefault(key, []).append(hit)
+    out = []
+    for group in groups.values():
+        current = [h for h in group if (h.attrs or {}).get("status") != "history"]
+        history = sorted(
+            (h for h in group if (h.attrs or {}).get("status") == "history"),
+            key=lambda h: moment(str(h.attrs.get("said_at"))),
+            reverse=True,
+        )
+        out.extend(current + history)
+    return out
 
 
 def install(index: Any, search: Any) -> None:

@@ -97,3 +97,13 @@ def test_a_documents_base_notes_memory_folder_is_ordinary_notes(client, core, ad
     assert r.status_code in (200, 201), r.text
     results = client.post("/v1/metis/knowledge-bases/handbook/search", json={"query": "Porto"}).json()["results"]
     assert results and results[0]["document"] == "notes:handbook/memory/offsite.md"
+
+
+def test_history_is_found_among_many_current_facts(client, team):
+    kept(client)
+    people = ["Bruno", "Carla", "Dinis", "Eva", "Filipe", "Gil", "Helena", "Ivo", "Joana", "Kiko", "Lara", "Mia"]
+    keep(client, *[fact(p, "city", f"{p} was living in Lisbon in September.", "2026-09-01") for p in people])
+    keep(client, *[fact(p, "team", f"{p} was in the platform team.", "2026-08-01") for p in people])
+    results = search(client, "What was Ana's role in September?")
+    texts = [r["text"] for r in results]
+    assert texts[:3] == ["Ana works in research.", "Ana leads the data team.", "Ana is an intern."]
