@@ -107,3 +107,15 @@ def test_history_is_found_among_many_current_facts(client, team):
     results = search(client, "What was Ana's role in September?")
     texts = [r["text"] for r in results]
     assert texts[:3] == ["Ana works in research.", "Ana leads the data team.", "Ana is an intern."]
+
+
+def test_hybrid_search_of_a_memory_with_an_embedding(client, core):
+    from ..test_index import ConceptEmbedder, make_base
+
+    make_base(core, "team", embedder=ConceptEmbedder(), kind="memory")
+    intern, lead, research, bruno = kept(client)
+    body = client.post(SEARCH, json={"query": "What was Ana's role in September?"}).json()
+    assert body["mode"] == "hybrid"
+    assert [r["text"] for r in body["results"][:3]] == ["Ana works in research.", "Ana leads the data team.", "Ana is an intern."]
+    held = client.post(SEARCH, json={"query": "Ana role", "as_of": "2026-09-15"}).json()["results"]
+    assert [r["document"] for r in held] == [f"memory:team/{lead['id']}"]
