@@ -323,3 +323,24 @@ def test_concurrent_keeps_from_several_processes_lose_nothing(core, admin, team,
     assert counter["fact"] == "Process 2 counted 5." and len(counter["replaced"]) == 17
     assert [h["said_at"] for h in counter["replaced"]] == sorted((h["said_at"] for h in counter["replaced"]), reverse=True)
     assert len(files(team.folder)) == 3 * 12
+
+
+def test_correcting_the_date_moves_the_fact_in_its_timeline(client, team):
+    intern, lead, research, _ = three_roles(client)
+    r = client.put(f"{URL}/{research['id']}", json={"said_at": "2026-03-01"})
+    assert r.status_code == 200 and r.json()["status"] == "history" and r.json()["until"] == "2026-06-01"
+    assert timeline(client) == ["Ana leads the data team.", "Ana works in research.", "Ana is an intern."]
+    assert f"current/{lead['id']}" in files(team.folder)
+
+
+def test_bad_batches_say_why(client, team):
+    for body, code in (
+        ({"facts": []}, "INVALID_FACT"),
+        ({"fact": "x"}, "INVALID_FACT"),
+        ({"facts": [{"subject": "A", "attribute": "b"}]}, "INVALID_FACT"),
+        ({"facts": [{"subject": "A", "attribute": "b", "fact": "c", "colour": "red"}]}, "INVALID_FACT"),
+        ({"facts": [fact("A", "b", f"c {i}.") for i in range(501)]}, "TOO_MANY_FACTS"),
+    ):
+        r = client.post(URL, json=body)
+        assert r.status_code in (400, 422) and r.json()["error"]["code"] == code, r.text
+    assert files(team.folder) == {}
