@@ -124,6 +124,21 @@ async def upload(ctx: Ctx) -> Response:
 
 
 @page
+async def sync(ctx: Ctx) -> Response:
+    name = ctx.request.path_params["name"]
+    report = await ctx.call(ctx.core.documents.sync, ctx.actor, name)
+
+    def n(key: str) -> int:
+        value = report.get(key, 0)
+        return len(value) if isinstance(value, list) else int(value or 0)
+
+    message = f"Synced {name}: {n('added')} added, {n('changed')} changed, {n('removed')} removed"
+    if n("failed"):
+        message += f", {n('failed')} could not be read"
+    return ctx.redirect(f"/metis/knowledge-bases/{name}", message)
+
+
+@page
 async def undo_save(ctx: Ctx) -> Response:
     """Undo a model's save; when the note changed since, ask first (NOTE_CHANGED), then force."""
     name, save_id = ctx.request.path_params["name"], ctx.request.path_params["save_id"]
@@ -163,6 +178,7 @@ routes = [
     Route("/metis/knowledge-bases/{name}", show_base, methods=["GET"]),
     Route("/metis/knowledge-bases/{name}/notes", new_note, methods=["POST"]),
     Route("/metis/knowledge-bases/{name}/files", upload, methods=["POST"]),
+    Route("/metis/knowledge-bases/{name}/sync", sync, methods=["POST"]),
     Route("/metis/knowledge-bases/{name}/model-saves/{save_id}/undo", undo_save, methods=["POST"]),
     Route("/metis/knowledge-bases/{name}/delete", confirm_delete, methods=["GET"]),
     Route("/metis/knowledge-bases/{name}/delete", delete_base, methods=["POST"]),

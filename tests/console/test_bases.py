@@ -104,3 +104,21 @@ def test_upload_a_document_and_search_with_cited_passages(signed_in, live_server
     page.get_by_label("Search handbook").fill("zebra migrations")
     page.get_by_role("button", name="Search", exact=True).click()
     expect(page.get_by_text("Nothing in handbook matched.")).to_be_visible()
+
+
+def test_a_base_from_a_folder_syncs_from_its_page(signed_in, tmp_path):
+    page = signed_in
+    folder = tmp_path / "handbook"
+    folder.mkdir()
+    (folder / "leave.md").write_text("# Leave policy\n\nEach person has 25 vacation days a year.\n")
+    page.get_by_label("Name").fill("handbook")
+    page.get_by_label("Embedding model").select_option("")
+    page.get_by_label("Folder on the server's machine (documents; optional)").fill(str(folder))
+    page.get_by_role("button", name="Create").click()
+    expect(page.get_by_role("heading", name="handbook")).to_be_visible()
+    page.get_by_role("button", name="Sync the folder now").click()
+    expect(page.get_by_role("status")).to_contain_text("Synced handbook: 1 added, 0 changed, 0 removed")
+    expect(page.get_by_role("cell", name="docs:handbook/leave.md")).to_be_visible()
+    (folder / "leave.md").unlink()
+    page.get_by_role("button", name="Sync the folder now").click()
+    expect(page.get_by_role("status")).to_contain_text("0 added, 0 changed, 1 removed")

@@ -127,6 +127,10 @@ def test_remember_this_conversation(signed_in, live_server, scripted_openai, sho
     page.get_by_label("Conversation title").fill("standup")
     ask(page, "Ana moved to research this week. The launch moved to Friday 16 October. Bruno still lives in Recife.")
     expect(page.locator(".msg.assistant")).to_contain_text("Noted")
+    # The conversation stays in the browser tab: a reload keeps it.
+    page.reload()
+    expect(page.locator(".msg.assistant")).to_contain_text("Noted")
+    expect(page.get_by_label("Conversation title")).to_have_value("standup")
     remember = page.get_by_role("region", name="Remember this conversation")
     remember.get_by_label("Memory").select_option("team")
     remember.get_by_role("button", name="Find facts to remember").click()

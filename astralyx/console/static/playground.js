@@ -6,6 +6,10 @@
   if (!chat) return;
   let messages = [];
   let answers = 0;
+  // The conversation is kept in this browser tab only (sessionStorage), never on the server.
+  const STORE = "astralyx.playground";
+  const remember = () => sessionStorage.setItem(STORE, JSON.stringify({
+    title: $("title").value, deployment: $("deployment").value, messages }));
 
   function el(tag, attrs = {}, ...children) {
     const node = document.createElement(tag);
@@ -163,6 +167,7 @@
       if (content) messages.push({ role: "assistant", content });
       answer.node.append(errorBox(error));
     } finally {
+      remember();
       chat.setAttribute("aria-busy", "false");
       $("send").disabled = false;
       $("busy").textContent = "";
@@ -180,7 +185,20 @@
   $("message").addEventListener("keydown", (event) => {
     if (event.key === "Enter" && !event.shiftKey) { event.preventDefault(); $("ask").requestSubmit(); }
   });
+  try {
+    const kept = JSON.parse(sessionStorage.getItem(STORE) || "null");
+    if (kept && Array.isArray(kept.messages) && kept.messages.length) {
+      messages = kept.messages;
+      $("title").value = kept.title || $("title").value;
+      if ([...$("deployment").options].some((o) => o.value === kept.deployment)) $("deployment").value = kept.deployment;
+      for (const m of messages) addMessage(m.role, m.content);
+      $("remember").hidden = false;
+    }
+  } catch (e) { sessionStorage.removeItem(STORE); }
+  $("title").addEventListener("change", remember);
+
   $("new-chat").addEventListener("click", () => {
+    sessionStorage.removeItem(STORE);
     messages = [];
     chat.replaceChildren();
     $("remember").hidden = true;
