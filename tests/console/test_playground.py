@@ -55,7 +55,8 @@ def test_chat_cites_passages_and_saves_a_draft(signed_in, live_server, scripted_
 
     ask(page, "Save that to the handbook.")
     card = page.get_by_role("group", name="Draft: Vacation")
-    expect(card).to_contain_text("We have 25 vacation days.")
+    expect(card.get_by_label("Note")).to_have_value("We have 25 vacation days.")
+    card.get_by_label("Note").fill("We have 25 vacation days a year.")  # corrected before saving
     shot(page, "playground")
     assert core.saves.list(OWNER, "handbook") == []  # nothing kept until Save
     card.get_by_role("button", name="Save").click()
@@ -64,6 +65,7 @@ def test_chat_cites_passages_and_saves_a_draft(signed_in, live_server, scripted_
     saved.get_by_role("link", name="Vacation").click()
     expect(page.get_by_role("heading", name="Vacation")).to_be_visible()
     expect(page.get_by_text("conversation: Leave questions")).to_be_visible()
+    expect(page.get_by_text("We have 25 vacation days a year.")).to_be_visible()
     [save] = core.saves.list(OWNER, "handbook")
     assert save.conversation == "Leave questions" and save.state == "as_saved"
 

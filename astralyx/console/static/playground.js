@@ -98,13 +98,20 @@
 
   function draftCard(draft) {
     const base = draft.knowledge_base;
+    // The person may correct the model's wording before saving it.
+    const titleId = `draft-${draft.id}-title`, textId = `draft-${draft.id}-text`;
+    const title = el("input", { type: "text", id: titleId });
+    title.value = draft.title;
+    const text = el("textarea", { id: textId, rows: "3" });
+    text.value = draft.text;
     const card = el("div", { class: "card", role: "group", "aria-label": `Draft: ${draft.title}` },
-      el("h3", { text: `Draft for ${base}: ${draft.title}` }), el("div", { class: "text", text: draft.text }));
+      el("h3", { text: `Draft for ${base}: ${draft.title}` }),
+      el("label", { for: titleId, text: "Title" }), title, el("label", { for: textId, text: "Note" }), text);
     const save = el("button", { type: "button", class: "primary", text: "Save" });
     const discard = el("button", { type: "button", text: "Discard" });
     save.addEventListener("click", async () => {
       try {
-        const saved = await post(`/playground/api/drafts/${base}/${draft.id}/save`);
+        const saved = await post(`/playground/api/drafts/${base}/${draft.id}/save`, { title: title.value, text: text.value });
         card.replaceWith(savedCard({ ...saved, knowledge_base: base }));
       } catch (error) { card.append(errorBox(error)); }
     });
