@@ -232,6 +232,16 @@ class Saves:
                 raise Conflict("This draft was decided on meanwhile", code="DRAFT_DECIDED")
         return self.draft(actor, base_name, draft_id), save
 
+    def edit_draft(self, actor: Actor, base_name: str, draft_id: str,
+                   title: str | None = None, text: str | None = None) -> Draft:
+        """Change a pending draft's title or text before deciding (the card's Edit)."""
+        draft = self.draft(actor, base_name, draft_id)
+        self._check_pending(draft)
+        title, text = check_note(title if title is not None else draft.title, text if text is not None else draft.text)
+        with self.db.transaction() as conn:
+            conn.execute("UPDATE model_drafts SET title=?, text=? WHERE id=? AND status='pending'", (title, text, draft.id))
+        return self.draft(actor, base_name, draft_id)
+
     def discard_draft(self, actor: Actor, base_name: str, draft_id: str) -> Draft:
         draft = self.draft(actor, base_name, draft_id)
         self._check_pending(draft)

@@ -3,6 +3,7 @@
 GET  /v1/metis/knowledge-bases/<b>/model-saves                     every note models saved, and whether it is still as saved
 POST /v1/metis/knowledge-bases/<b>/model-saves/<id>/undo[?force=true]
 GET  /v1/metis/knowledge-bases/<b>/drafts/<id>                     a draft a model proposed (ask before saving)
+POST /v1/metis/knowledge-bases/<b>/drafts/<id>                     change its title or text: {"title", "text"}
 POST /v1/metis/knowledge-bases/<b>/drafts/<id>/save                 keep it (optionally edited: {"title", "text"})
 POST /v1/metis/knowledge-bases/<b>/drafts/<id>/discard
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 import json
 
 from fastapi import APIRouter, Depends, Request
+from starlette.concurrency import run_in_threadpool
 
 from ...auth.actor import Actor
 from ...core import Astralyx
@@ -43,18 +45,33 @@ def get_draft(base: str, draft_id: str, actor: Actor = Depends(get_actor), core:
     return core.saves.draft(actor, base, draft_id).to_dict()
 
 
-@router.post("/drafts/{draft_id}/save")
-async def save_draft(
-    base: str, draft_id: str, request: Request, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)
-) -> dict:
+async def _edits(request: Request) -> dict:
     raw = await request.body()
     try:
         edits = json.loads(raw) if raw.strip() else {}
     except ValueError as e:
         raise BadRequest(f"The body is not valid JSON: {e}", code="INVALID_JSON") from None
     if not isinstance(edits, dict):
-        raise BadRequest('Send nothing, or {"title": "...", "text": "..."} to save an edited draft', code="INVALID_REQUEST")
-    draft, save = core.saves.save_draft(actor, base, draft_id, edits.get("title"), edits.get("text"))
+        raise BadRequest('Send nothing, or {"title": "...", "text": "..."} to change the draft', code="INVALID_REQUEST")
+    return edits
+
+
+@router.post("/drafts/{draft_id}")
+async def edit_draft(
+    base: str, draft_id: str, request: Request, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)
+) -> dict:
+    edits = await _edits(request)
+    draft = await run_in_threadpool(core.saves.edit_draft, actor, base, draft_id, edits.get("title"), edits.get("text"))
+    return draft.to_dict()
+
+
+@router.post("/drafts/{draft_id}/save")
+async def save_draft(
+    base: str, draft_id: str, request: Request, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)
+) -> dict:
+    """Keep the draft in the base's saved/ folder (optionally edited: {"title", "text"})."""
+    edits = await _edits(request)
+    draft, save = await run_in_threadpool(core.saves.save_draft, actor, base, draft_id, edits.get("title"), edits.get("text"))
     return {"draft": draft.to_dict(), "save": save.to_dict()}
 
 

@@ -113,13 +113,18 @@ def test_ask_before_saving_makes_a_draft_then_save(chat, oai, client, home):
     saved = home / "bases" / "default" / "handbook" / "saved"
     assert not saved.exists() or not list(saved.iterdir())  # nothing written yet
     assert client.get(f"/v1/metis/knowledge-bases/handbook/drafts/{draft['id']}").json()["status"] == "pending"
+    edited = client.post(f"/v1/metis/knowledge-bases/handbook/drafts/{draft['id']}", json={"title": "Offsite 2027"})
+    assert edited.status_code == 200 and edited.json()["title"] == "Offsite 2027" and edited.json()["status"] == "pending"
+    assert client.post(f"/v1/metis/knowledge-bases/handbook/drafts/{draft['id']}", json={"title": " "}).json()[
+        "error"]["code"] == "INVALID_ARGUMENTS"
     r = client.post(draft["save"], json={"text": "The offsite is in Porto, 12-14 March."})
     assert r.status_code == 200, r.text
     body = r.json()
     assert body["draft"]["status"] == "saved" and body["save"]["asked_first"] is True
-    text = (saved / "offsite.md").read_text()
-    assert 'source: "model"' in text and "12-14 March" in text
-    assert client.get("/v1/metis/knowledge-bases/handbook/model-saves").json()["saves"][0]["note"] == "saved/offsite.md"
+    text = (saved / "offsite-2027.md").read_text()
+    assert 'title: "Offsite 2027"' in text and 'source: "model"' in text and "12-14 March" in text
+    listed = client.get("/v1/metis/knowledge-bases/handbook/model-saves").json()["saves"][0]
+    assert listed["note"] == "saved/offsite-2027.md" and listed["conversation"] == "Planning the year"
     again = client.post(draft["save"])
     assert again.status_code == 409 and again.json()["error"]["code"] == "DRAFT_DECIDED"
 
