@@ -10,7 +10,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from ..core import Astralyx
-from . import auth, bases, deployments, memory, playground
+from . import auth, bases, deployments, keys, memory, playground
 from .web import HERE, templates
 
 
@@ -36,6 +36,7 @@ def create_console(core: Astralyx) -> Starlette:
         *deployments.routes,
         *memory.routes,
         *playground.routes,
+        *keys.routes,
         Mount("/static", app=StaticFiles(directory=HERE / "static"), name="static"),
     ]
     app = Starlette(routes=routes, exception_handlers={404: not_found, 405: not_found})

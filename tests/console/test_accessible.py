@@ -40,7 +40,7 @@ def test_every_page_is_labelled(signed_in, live_server):
         "/metis/knowledge-bases/handbook/notes/leave.md", "/metis/knowledge-bases/handbook/delete",
         "/metis/memory", "/metis/memory/team", "/metis/memory/team?history=1",
         f"/metis/memory/team/facts/{fact_id}/edit", f"/metis/memory/team/facts/{fact_id}/forget",
-        "/eos/deployments", "/eos/deployments/chat", "/eos/deployments/chat/tools", "/playground",
+        "/eos/deployments", "/eos/deployments/chat", "/eos/deployments/chat/tools", "/playground", "/keys",
         "/metis/knowledge-bases/missing",
     ]
     for path in pages:
