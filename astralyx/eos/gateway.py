@@ -186,27 +186,33 @@ class Gateway:
 
     # -- not streaming -----------------------------------------------------------
     def complete(self, turn: Turn) -> dict[str, Any]:
+        said: list[str] = []  # words the model wrote beside its built-in calls: part of the answer, as when streaming
         while True:
             final = turn.rounds >= MAX_ROUNDS
             response = turn.model.complete(turn.upstream(final))
             turn.add_usage(response.get("usage"))
             choice = (response.get("choices") or [{}])[0]
             message = dict(choice.get("message") or {"role": "assistant", "content": None})
+            own = message.get("content")
             calls = _with_ids(message.get("tool_calls") or [])
             finish = choice.get("finish_reason") or "stop"
             if calls and final:
                 turn.stopped = "MAX_ROUNDS"
                 message.pop("tool_calls", None)
-                message["content"] = message.get("content") or LIMIT_FALLBACK.format(rounds=MAX_ROUNDS)
+                message["content"] = own or LIMIT_FALLBACK.format(rounds=MAX_ROUNDS)
                 calls, finish = [], "stop"
+            if said:
+                message["content"] = "".join(said) + (message.get("content") or "")
             if not calls:
                 message.pop("tool_calls", None)
                 return self._answer(turn, response, message, "stop" if finish == "tool_calls" else finish)
             turn.rounds += 1
-            client_calls = self._run(turn, message.get("content"), calls)
+            client_calls = self._run(turn, own, calls)
             if client_calls:
                 message["tool_calls"] = client_calls
                 return self._answer(turn, response, message, "tool_calls")
+            if own:
+                said.append(own)
 
     def _answer(self, turn: Turn, response: dict, message: dict, finish: str) -> dict[str, Any]:
         message.setdefault("role", "assistant")

@@ -329,3 +329,10 @@ def test_tool_call_deltas_without_index_or_with_object_arguments():
         _assemble(parts, delta)
     assert [(p["id"], p["function"]["name"], json.loads(p["function"]["arguments"])) for p in parts.values()] == [
         ("a", "search_knowledge", {"query": "x"}), ("b", "save_to_journal", {"title": "T", "text": "t"})]
+
+
+def test_words_beside_built_in_calls_are_part_of_the_answer(chat, oai):
+    chat.reply("Let me look. ", tool_calls=[("search_knowledge", {"query": "vacation"})])
+    chat.reply("You have 25 vacation days [1].")
+    answer = oai.chat.completions.create(model="chat", messages=ASK)
+    assert answer.choices[0].message.content == "Let me look. You have 25 vacation days [1]."
