@@ -113,3 +113,15 @@ def test_receipts_are_the_workspace_s(chat, oai, client, key_client):
     assert key_client("viewer").get(f"/v1/eos/receipts/{rid}").status_code == 200
     r = key_client("admin", workspace="acme").get(f"/v1/eos/receipts/{rid}")
     assert r.status_code == 404 and r.json()["error"]["code"] == "RECEIPT_NOT_FOUND"
+
+
+def test_show_then_verify_from_the_cli(chat, oai, client, tmp_path):
+    _, rid = one_receipt(chat, oai, client)
+    shown = CliRunner().invoke(cli, ["eos", "receipts", "show", rid])
+    assert shown.exit_code == 0, shown.output
+    path = tmp_path / "r.json"
+    path.write_text(shown.output)
+    verified = CliRunner().invoke(cli, ["eos", "receipts", "verify", str(path)])
+    assert verified.exit_code == 0 and verified.output.startswith(f"valid: {rid}")
+    key = json.loads(CliRunner().invoke(cli, ["eos", "receipts", "public-key"]).output)
+    assert key["algorithm"] == "Ed25519" and key["key_id"] == json.loads(shown.output)["key_id"]
