@@ -397,6 +397,10 @@ class Gateway:
             note = ("Nothing was saved: models have saved as many notes to this base as allowed for now. Ask the "
                     "person whether to save it themselves." if e.code == "SAVE_LIMIT" else "Nothing was saved.")
             return {**_error(e.code, e.message), "note": note}
+        except Exception as e:  # a disk that refuses the file: the model is told, the chat goes on
+            log.exception("save_to_knowledge on %s failed", base.name)
+            return {**_error("SAVE_FAILED", f"The note could not be written on the server ({type(e).__name__})"),
+                    "note": "Nothing was saved. Tell the person."}
         card = save.to_dict()
         turn.saves.append(card)
         return {
