@@ -124,3 +124,81 @@ routes += [
     Route("/eos/deployments/{name}/tools", tools_tab, methods=["GET"]),
     Route("/eos/deployments/{name}/tools", set_tools, methods=["POST"]),
 ]
+
+
+@page
+async def library(ctx: Ctx) -> Response:
+    models = await ctx.call(ctx.core.models.list, ctx.actor)
+    return ctx.render("eos/models.html", models=models)
+
+
+@page
+async def new_deployment(ctx: Ctx) -> Response:
+    models = await ctx.call(ctx.core.models.list, ctx.actor)
+    chosen = ctx.request.query_params.get("model", "")
+    entry = next((m for m in models if m["name"] == chosen or chosen in m.get("aliases", [])), None)
+    return ctx.render("eos/new.html", models=models, entry=entry, chosen=chosen)
+
+
+@page
+async def deploy(ctx: Ctx) -> Response:
+    """The spec `astra eos deploy` writes, from the form; the domain checks it (model, kind, runtime)."""
+    from ..eos.deployments import parse_spec
+    from ..errors import Conflict
+
+    form = await ctx.form()
+    model = str(form.get("model") or "").strip()
+    if not model:
+        raise AstralyxError("Choose a model of the library, or name the upstream's model", code="INVALID_SPEC", status=422)
+    entry = ctx.core.models.resolve(model)
+    kind = str(form.get("kind") or "").strip() or (entry.kind if entry else "")
+    model_name = entry.name if entry else model
+    name = str(form.get("name") or "").strip() or model_name.replace(":", "-").replace(".", "-").lower()
+    runtime: dict[str, Any] = {"type": "embedded"}
+    url = str(form.get("url") or "").strip()
+    if form.get("runs") == "upstream" or url:
+        if not url:
+            raise AstralyxError("Give the server's URL, e.g. http://127.0.0.1:11434/v1 for Ollama",
+                                code="INVALID_SPEC", status=422)
+        runtime = {"type": "upstream", "url": url}
+        for field, key in (("upstream_model", "model"), ("api_key_env", "api_key_env")):
+            value = str(form.get(field) or "").strip()
+            if value:
+                runtime[key] = value
+    try:
+        low, high = int(str(form.get("min") or 1)), int(str(form.get("max") or 1))
+    except ValueError:
+        raise AstralyxError("Replicas are whole numbers", code="INVALID_SPEC", status=422) from None
+    spec = parse_spec({"model": model_name, "kind": kind or None, "runtime": runtime,
+                       "resources": {"cpu": form.get("cpu") == "on", "min": low, "max": high}})
+    if await ctx.call(ctx.core.deployments.find, ctx.actor.workspace, name) is not None:
+        raise Conflict(f"A deployment named {name!r} exists already: choose another name", code="DEPLOYMENT_EXISTS")
+    dep = await ctx.call(ctx.core.deployments.put, ctx.actor, ctx.actor.workspace, name, spec)
+    return ctx.redirect(f"/eos/deployments/{dep.name}", f"Deployed {dep.name}: {dep.spec.model} ({dep.spec.kind})")
+
+
+@page
+async def confirm_undeploy(ctx: Ctx) -> Response:
+    dep = await ctx.call(ctx.core.deployments.get, ctx.actor, ctx.request.path_params["name"])
+    users = [b.name for b in await ctx.call(ctx.core.bases.list, ctx.actor)
+             if (b.spec.embedding and b.spec.embedding.deployment == dep.name)
+             or (b.spec.extractor and b.spec.extractor.deployment == dep.name)]
+    return ctx.render("eos/undeploy.html", dep=dep, tab="overview", users=users)
+
+
+@page
+async def undeploy(ctx: Ctx) -> Response:
+    name = ctx.request.path_params["name"]
+    await ctx.call(ctx.core.deployments.delete, ctx.actor, name)
+    return ctx.redirect("/eos/deployments", f"Undeployed {name}")
+
+
+routes[0:0] = [
+    Route("/eos/models", library, methods=["GET"]),
+    Route("/eos/deployments/new", new_deployment, methods=["GET"]),
+    Route("/eos/deployments", deploy, methods=["POST"]),
+]
+routes += [
+    Route("/eos/deployments/{name}/undeploy", confirm_undeploy, methods=["GET"]),
+    Route("/eos/deployments/{name}/undeploy", undeploy, methods=["POST"]),
+]

@@ -85,3 +85,38 @@ def test_a_viewer_sees_tools_but_cannot_change_them(page, live_server):
     page.goto("/eos/deployments/chat/tools")
     expect(page.get_by_text("Your role (viewer) cannot change deployments.")).to_be_visible()
     expect(page.get_by_role("button", name="Add base")).to_have_count(0)
+
+
+def test_deploy_a_library_model_on_an_upstream_server_and_undeploy_it(signed_in, live_server, scripted_openai, shot):
+    page, core = signed_in, live_server.core
+    page.get_by_role("link", name="Models").click()
+    expect(page.get_by_role("row", name="Qwen3 4B")).to_contain_text("upstream")
+    shot(page, "models")
+    page.get_by_role("link", name="Deploy qwen3-4b-q4-k-m").click()
+    expect(page.get_by_label("Model", exact=True)).to_have_value("qwen3-4b-q4-k-m")
+    page.get_by_label("Name", exact=True).fill("qwen3-4b")
+    page.get_by_label("On an OpenAI-compatible server").check()
+    page.get_by_label("Server URL").fill(scripted_openai.url)
+    page.get_by_label("Model name on that server (optional)").fill("scripted")
+    page.get_by_role("button", name="Deploy").click()
+    expect(page.get_by_role("status")).to_contain_text("Deployed qwen3-4b: qwen3-4b-q4-k-m (chat)")
+    expect(page.get_by_role("row", name="Health")).to_contain_text("answers")
+    dep = core.deployments.find("default", "qwen3-4b")
+    assert dep.spec.runtime.type == "upstream" and dep.spec.runtime.model == "scripted" and dep.spec.resources.cpu
+
+    # What the form or the domain refuses is said, with its code; nothing is deployed.
+    page.goto("/eos/deployments/new?model=bge-m3")
+    page.get_by_label("Name", exact=True).fill("bge")
+    page.get_by_role("button", name="Deploy").click()
+    expect(page.get_by_role("alert")).to_contain_text("Give the server's URL")
+    page.goto("/eos/deployments/new?model=bge-m3")
+    page.get_by_label("In the service (embedded)").check()
+    page.get_by_role("button", name="Deploy").click()
+    expect(page.get_by_role("alert")).to_contain_text("UPSTREAM_ONLY")
+    assert core.deployments.find("default", "bge") is None and core.deployments.find("default", "bge-m3") is None
+
+    page.goto("/eos/deployments/qwen3-4b")
+    page.get_by_role("link", name="Undeploy…").click()
+    page.get_by_role("button", name="Undeploy qwen3-4b").click()
+    expect(page.get_by_role("status")).to_contain_text("Undeployed qwen3-4b")
+    assert core.deployments.find("default", "qwen3-4b") is None
