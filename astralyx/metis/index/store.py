@@ -105,9 +105,19 @@ class Entry:
     vectors: np.ndarray | None = None  # (len(chunks), dims) or None for keywords only
 
 
+# The commonest English words: BM25 gives them almost no weight, but their long posting lists
+# make an OR query slow. Left out unless the query has nothing else.
+STOPWORDS = frozenset(
+    "a an and are as at be been but by can do does did for from had has have how i if in into is it its "
+    "me my no not of on or our so than that the their them then there these they this those to was we "
+    "were what when where which who whom why will with you your".split()
+)
+
+
 def fts_query(text: str) -> str:
     """Any of the query's words (BM25 ranks by how many and how rare); quoted so nothing is syntax."""
     words = list(dict.fromkeys(w.lower() for w in _WORD.findall(text)))
+    words = [w for w in words if w not in STOPWORDS] or words
     return " OR ".join(f'"{w}"' for w in words)
 
 
