@@ -174,7 +174,10 @@ async def deploy(ctx: Ctx) -> Response:
     if await ctx.call(ctx.core.deployments.find, ctx.actor.workspace, name) is not None:
         raise Conflict(f"A deployment named {name!r} exists already: choose another name", code="DEPLOYMENT_EXISTS")
     dep = await ctx.call(ctx.core.deployments.put, ctx.actor, ctx.actor.workspace, name, spec)
-    return ctx.redirect(f"/eos/deployments/{dep.name}", f"Deployed {dep.name}: {dep.spec.model} ({dep.spec.kind})")
+    message = f"Deployed {dep.name}: {dep.spec.model} ({dep.spec.kind})"
+    if dep.spec.kind == "chat":
+        message += ". Its Tools tab gives it knowledge bases to search and save to"
+    return ctx.redirect(f"/eos/deployments/{dep.name}", message)
 
 
 @page

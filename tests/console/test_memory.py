@@ -27,6 +27,7 @@ def test_new_memory_add_edit_and_forget_facts(signed_in, live_server, shot):
     page.get_by_label("Name").fill("team")
     page.get_by_label("Embedding model").select_option("")
     page.get_by_label("Extractor").select_option("")
+    shot(page, "memory-new")
     page.get_by_role("button", name="Create memory").click()
     expect(page.get_by_role("status")).to_contain_text("Created memory team")
     assert core.bases.find("default", "team").kind == "memory"

@@ -66,6 +66,7 @@ def test_chat_cites_passages_and_saves_a_draft(signed_in, live_server, scripted_
     expect(page.get_by_role("heading", name="Vacation")).to_be_visible()
     expect(page.get_by_text("conversation: Leave questions")).to_be_visible()
     expect(page.get_by_text("We have 25 vacation days a year.")).to_be_visible()
+    shot(page, "note")
     [save] = core.saves.list(OWNER, "handbook")
     assert save.conversation == "Leave questions" and save.state == "as_saved"
 
