@@ -49,3 +49,16 @@ def test_static_files_and_unknown_pages(app):
     assert "system-ui" in client.get("/static/console.css").text
     missing = client.get("/no/such/page")
     assert missing.status_code == 404 and "NOT_FOUND" in missing.text
+
+
+def test_what_people_and_models_write_is_shown_escaped(app, core):
+    from astralyx.auth.actor import Actor
+    from astralyx.metis.bases import parse_request
+
+    owner = Actor.local_owner("default")
+    core.bases.create(owner, parse_request({"metadata": {"name": "handbook"}}))
+    core.notes.write(owner, "handbook", "notes", "x.md", "<img src=x onerror=alert(1)>", {"title": "<script>alert(1)</script>"})
+    page = console(app).get("/metis/knowledge-bases/handbook").text
+    assert "<script>alert(1)</script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    note = console(app).get("/metis/knowledge-bases/handbook/notes/x.md").text
+    assert "<img src=x" not in note and "&lt;img src=x onerror=alert(1)&gt;" in note
