@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from starlette.responses import Response
@@ -105,8 +106,6 @@ async def new_note(ctx: Ctx) -> Response:
 
 
 def _slug(title: str) -> str:
-    import re
-
     slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")
     return slug[:80] or "note"
 

@@ -8,6 +8,7 @@ run the same gateway, saves and memory code as the API (/v1/chat/completions, â€
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -18,7 +19,7 @@ from starlette.routing import Route
 from ..errors import AstralyxError, BadRequest
 from .web import Ctx, api, page
 
-log_name = "astralyx.console"
+log = logging.getLogger("astralyx.console")
 
 
 def note_page(save: dict[str, Any]) -> str:
@@ -98,9 +99,7 @@ async def chat(ctx: Ctx) -> Response:
         except AstralyxError as e:
             yield _event(e.to_dict())
         except Exception:  # the stream has begun: say so in it rather than cut the connection
-            import logging
-
-            logging.getLogger(log_name).exception("playground chat failed")
+            log.exception("playground chat failed")
             yield _event({"error": {"code": "INTERNAL", "message": "The answer stopped on an error; the server's log says what"}})
 
     return StreamingResponse(events(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"})

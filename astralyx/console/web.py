@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import FormData
@@ -117,8 +117,6 @@ def _set_flash(response: Response, flash: dict[str, str]) -> None:
 
 
 def _read_flash(request: Request) -> dict[str, str] | None:
-    from urllib.parse import unquote
-
     raw = request.cookies.get(FLASH_COOKIE)
     if not raw:
         return None

@@ -37,6 +37,8 @@ def test_chat_cites_passages_and_saves_a_draft(signed_in, live_server, scripted_
     scripted_openai.reply("Each person has 25 vacation days a year [1], as handbook/leave.md says.")
     scripted_openai.reply(tool_calls=[("save_to_knowledge", {"title": "Vacation", "text": "We have 25 vacation days."})])
     scripted_openai.reply("I drafted a note for the handbook: save it if it is right.")
+    scripted_openai.reply(tool_calls=[("save_to_knowledge", {"title": "Rumour", "text": "Fridays are off."})])
+    scripted_openai.reply("Drafted.")
 
     page.get_by_role("link", name="Playground").click()
     expect(page.get_by_label("Chat deployment")).to_have_value("chat")
@@ -69,6 +71,13 @@ def test_chat_cites_passages_and_saves_a_draft(signed_in, live_server, scripted_
     shot(page, "note")
     [save] = core.saves.list(OWNER, "handbook")
     assert save.conversation == "Leave questions" and save.state == "as_saved"
+
+    page.go_back()
+    ask(page, "Save that Fridays are off.")
+    rumour = page.get_by_role("group", name="Draft: Rumour")
+    rumour.get_by_role("button", name="Discard").click()
+    expect(page.get_by_text("Discarded: Rumour")).to_be_visible()
+    assert len(core.saves.list(OWNER, "handbook")) == 1
 
 
 def test_undo_a_model_save_in_the_chat_and_on_the_base(signed_in, live_server, scripted_openai, shot):
