@@ -116,7 +116,8 @@ class Search:
             used = "vectors"
         k_rank = {cid: i for i, cid in enumerate(keyword_ids, start=1)}
         v_rank = {cid: i for i, cid in enumerate(vector_ids, start=1)}
-        fused = rrf([r for r in (keyword_ids, vector_ids) if r])
+        # Only the best `limit` of the fused candidates are read (hooks re-rank within them).
+        fused = rrf([r for r in (keyword_ids, vector_ids) if r])[:limit]
         rows = store.rows([cid for cid, _ in fused])
         hits = [Hit.of(rows[cid], score, k_rank.get(cid), v_rank.get(cid)) for cid, score in fused if cid in rows]
         hits = self._rerank(base, hits, as_of)

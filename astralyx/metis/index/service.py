@@ -27,6 +27,7 @@ log = logging.getLogger("astralyx.metis")
 
 INDEX_FILE = "index.db"
 EMBED_BATCH = 64  # chunks per call to the embedder
+WRITE_BATCH = 2048  # chunks per write transaction
 
 # reader(base, relpath, text) -> ParsedDocument (None: not a document, leave it out)
 Reader = Callable[[KnowledgeBase, str, str], "ParsedDocument | None"]
@@ -246,6 +247,18 @@ class Index:
         progress: Progress | None,
     ) -> None:
         total = len(candidates)
+        pending: list[Entry] = []
+
+        def flush() -> None:
+            # One transaction per WRITE_BATCH chunks: few FTS5 segments, and writers of notes wait little.
+            store.write(pending)
+            for e in pending:
+                if known.get(e.key) is None:
+                    report.added += 1
+                else:
+                    report.changed += 1
+            pending.clear()
+
         for done, batch in self._parsed(base, candidates, report, known, progress, total):
             entries = list(batch)
             if embedder is not None:
@@ -255,14 +268,12 @@ class Index:
                 for e in entries:
                     e.vectors = vectors[at : at + len(e.chunks)]
                     at += len(e.chunks)
-            store.write(entries)
-            for e in entries:
-                if known.get(e.key) is None:
-                    report.added += 1
-                else:
-                    report.changed += 1
+            pending.extend(entries)
+            if sum(len(e.chunks) for e in pending) >= WRITE_BATCH:
+                flush()
             if progress:
                 progress(done, total, entries[-1].label if entries else "")
+        flush()
 
     def _parsed(self, base, candidates, report, known, progress, total) -> Iterator[tuple[int, Iterable[Entry]]]:
         """Changed files parsed, in batches of about EMBED_BATCH chunks."""
