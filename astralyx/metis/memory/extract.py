@@ -331,7 +331,7 @@ class Extractor:
         deployment = base.spec.extractor.deployment
         model = self._model(base.workspace, deployment)
 
-        context = _context_tokens(model)
+        context = self._context_tokens(base.workspace, deployment, model)
         answer_tokens = max(256, min(2048, context // 4))
         overhead = sum(len(m["content"]) for m in prompt.messages([], today=today, known=known))
         budget = (context - answer_tokens) * CHARS_PER_TOKEN - overhead
@@ -372,6 +372,25 @@ class Extractor:
         except AstralyxError as e:
             raise _unavailable(deployment, e) from None
 
+    def _context_tokens(self, workspace: str, deployment: str, model: Any) -> int:
+        """The context window the extractor is run with, in tokens.
+
+        The runtime's own figure if it gives one; for an embedded model the library's (it loads the
+        model with that window); for an upstream server 4096: it does not say how much of the model's
+        window it serves (Ollama serves 4096 by default, whatever the model could take).
+        """
+        for attribute in ("context_length", "n_ctx"):
+            value = getattr(model, attribute, None)
+            if isinstance(value, int) and not isinstance(value, bool) and value >= 512:
+                return value
+        dep = self.core.deployments.find(workspace, deployment)
+        models = getattr(self.core, "models", None)
+        if dep is not None and dep.spec.runtime.type == "embedded" and models is not None:
+            library = models.resolve(dep.spec.model)
+            if library is not None and getattr(library, "context", None):
+                return int(library.context)
+        return DEFAULT_CONTEXT_TOKENS
+
     def _read(
         self, model: Any, deployment: str, part: list[Line], *, today: date, known: dict, max_tokens: int, call: Call
     ) -> list[dict]:
@@ -390,6 +409,9 @@ class Extractor:
                 response = model.complete(request)
             except AstralyxError as e:
                 raise _unavailable(deployment, e) from None
+            except Exception as e:  # noqa: BLE001 - an in-process engine failing: an answer, not a crash
+                cause = AstralyxError(f"{type(e).__name__}: {str(e)[:200]}", code="ENGINE_ERROR")
+                raise _unavailable(deployment, cause) from None
             finally:
                 call.model_seconds += time.monotonic() - started
                 call.calls += 1
@@ -432,19 +454,6 @@ def _proposal(fact: dict, outcome: dict) -> dict:
     elif status == "known" and isinstance(outcome.get("known"), dict):
         proposal["same_as"] = outcome["known"]
     return proposal
-
-
-def _context_tokens(model: Any) -> int:
-    """The model's context window in tokens, as the runtime tells it (embedded: the model's), else 4096.
-
-    An upstream server does not say how much of the model's window it serves (Ollama serves 4096 by
-    default, whatever the model could take), so the safe guess stands for it.
-    """
-    for attribute in ("context_length", "context", "n_ctx"):
-        value = getattr(model, attribute, None)
-        if isinstance(value, int) and not isinstance(value, bool) and value >= 512:
-            return value
-    return DEFAULT_CONTEXT_TOKENS
 
 
 def _content(response: Any) -> str | None:
