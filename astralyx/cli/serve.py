@@ -29,6 +29,10 @@ def serve(state: State, host: str, port: int, serve_home: str | None, edge: bool
             f"also written to {core.home / 'admin.key'}):\n\n  {core.new_admin_key}\n"
         )
     click.echo(f"Astralyx API on http://{host}:{port}/v1  (data: {core.home})")
+    # Bases catch up with their files and source folders in the background; the API answers meanwhile.
+    import threading
+
+    threading.Thread(target=core.sync_all, name="astralyx-sync-at-start", daemon=True).start()
     uvicorn.run(create_app(core), host=host, port=port, log_level="info", proxy_headers=False)
 
 

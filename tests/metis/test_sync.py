@@ -186,3 +186,46 @@ def test_the_cli(home, tmp_path):
     assert json.loads(r.output)["uploaded"][0]["name"] == "travel.md"
     r = runner.invoke(cli, ["metis", "sync", "nope"])
     assert r.exit_code == 1 and "BASE_NOT_FOUND" in r.output
+
+
+def test_astra_serve_syncs_the_bases_at_start(home, tmp_path):
+    import os
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    import httpx
+
+    from astralyx.config import Settings
+    from astralyx.core import Astralyx
+
+    src = tmp_path / "handbook"
+    write(src, "leave.md", "# Leave policy\n\nEach person has 25 vacation days a year.\n")
+    core = Astralyx(Settings.load(home))
+    make_base(core, "handbook", sources=[src])
+    core.close()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {k: v for k, v in os.environ.items() if k != "ASTRALYX_API"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "astralyx", "serve", "--port", str(port), "--home", str(home)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+    )
+    url = f"http://127.0.0.1:{port}/v1/metis/knowledge-bases/handbook/search"
+    headers = {"Authorization": f"Bearer {env['ASTRALYX_TOKEN']}"}
+    try:
+        deadline = time.monotonic() + 90
+        results: list = []
+        while not results:
+            assert proc.poll() is None and time.monotonic() < deadline, "the server did not sync the base"
+            try:
+                results = httpx.post(url, json={"query": "vacation"}, headers=headers).json()["results"]
+            except httpx.TransportError:
+                pass
+            time.sleep(0.2)
+        assert results[0]["document"] == "docs:handbook/leave.md"
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=20)
