@@ -87,6 +87,8 @@ def test_undo_a_model_save_in_the_chat_and_on_the_base(signed_in, live_server, s
     scripted_openai.reply("Saved to your journal.")
     scripted_openai.reply(tool_calls=[("save_to_journal", {"title": "Budget", "text": "The budget is agreed."})])
     scripted_openai.reply("Saved that too.")
+    scripted_openai.reply(tool_calls=[("save_to_journal", {"title": "Hires", "text": "Two hires in Q1."})])
+    scripted_openai.reply("Saved.")
 
     page.goto("/playground")
     page.get_by_label("Conversation title").fill("Planning the year")
@@ -115,6 +117,24 @@ def test_undo_a_model_save_in_the_chat_and_on_the_base(signed_in, live_server, s
     page.get_by_role("button", name="Undo anyway, removing the changes").click()
     expect(page.get_by_role("status")).to_contain_text("Undone: Budget removed from journal")
     assert not (core.bases.find("default", "journal").folder / "saved" / "budget.md").exists()
+
+    # In the chat too, Undo of a note changed since asks first.
+    page.goto("/playground")
+    ask(page, "Two hires in Q1, keep that.")
+    card = page.locator(".card.saved", has_text="Hires")
+    expect(card).to_contain_text("Saved to journal")
+    core.notes.write(OWNER, "journal", "saved", "hires.md", "# Hires\n\nThree hires in Q1.\n")
+    asked = []
+
+    def answer(dialog):
+        asked.append(dialog.message)
+        dialog.accept()
+
+    page.once("dialog", answer)
+    card.get_by_role("button", name="Undo").click()
+    expect(page.get_by_text("Undone: Hires is no longer in journal")).to_be_visible()
+    assert "changed since the model saved it" in asked[0]
+    assert not (core.bases.find("default", "journal").folder / "saved" / "hires.md").exists()
 
 
 def test_remember_this_conversation(signed_in, live_server, scripted_openai, shot):
