@@ -24,7 +24,7 @@ def _progress() -> Progress:
     return Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
         TextColumn("{task.fields[document]}", style="dim"),
-        console=console, transient=True,
+        console=console, transient=True, disable=not console.is_terminal,  # no bar in pipes and logs
     )
 
 
