@@ -166,3 +166,40 @@ def test_deleting_a_base_closes_its_index(core):
     assert not core.bases.folder("default", "temp").exists()
     make_base(core, "temp")  # a new base of the same name starts empty
     assert core.search.search(owner(), "temp", "alpha")["results"] == []
+
+
+class GatedEmbedder(ConceptEmbedder):
+    """Holds the first batch of passages until the test lets it go: a sync caught in the middle."""
+
+    def __init__(self) -> None:
+        import threading
+
+        super().__init__()
+        self.entered = threading.Event()
+        self.release = threading.Event()
+
+    def embed_passages(self, texts: list[str]) -> np.ndarray:
+        self.entered.set()
+        self.release.wait(30)
+        return super().embed_passages(texts)
+
+
+def test_a_note_written_during_a_sync_does_not_wait_for_it_and_is_indexed_after(core, tmp_path):
+    import threading
+
+    src = tmp_path / "docs"
+    src.mkdir()
+    (src / "a.md").write_text("# A\n\nalpha text\n")
+    gated = GatedEmbedder()
+    make_base(core, "busy", embedder=gated, sources=[src])
+    order: list[str] = []
+    sync = threading.Thread(target=lambda: (core.documents.sync(owner(), "busy"), order.append("synced")))
+    sync.start()
+    assert gated.entered.wait(30)
+    core.notes.write(owner(), "busy", "notes", "late.md", "# Late\n\nwritten during the sync")
+    order.append("note written")
+    gated.release.set()
+    sync.join(30)
+    assert order == ["note written", "synced"]
+    assert labels(core.search.search(owner(), "busy", "written during"))[0] == "notes:busy/late.md"
+    assert labels(core.search.search(owner(), "busy", "alpha"))[0] == "docs:busy/a.md"

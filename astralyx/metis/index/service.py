@@ -73,6 +73,7 @@ class Index:
         self._readers: list[tuple[str, Callable[[KnowledgeBase, str, bytes], ParsedDocument | None]]] = []
         self._open: dict[tuple[str, str], BaseIndex] = {}
         self._locks: dict[tuple[str, str], threading.RLock] = {}
+        self._deferred: dict[tuple[str, str], set[str]] = {}  # notes changed during a sync
         self._guard = threading.Lock()
         self._readers.append(("files/", self._read_upload))
         self._readers.append(("notes/", self._read_note))
@@ -186,14 +187,33 @@ class Index:
             return self.store(base).remove([relpath]) > 0
 
     def on_note(self, base: KnowledgeBase, relpath: str, deleted: bool) -> None:
-        """Listener of core.notes: a note written or deleted is indexed at once."""
+        """Listener of core.notes: a note written or deleted is indexed at once, or, while the base
+        is being synced, right after that sync (the writer does not wait for it)."""
+        lock = self.lock(base)
+        if not lock.acquire(blocking=False):
+            with self._guard:
+                self._deferred.setdefault((base.workspace, base.name), set()).add(relpath)
+            return
         try:
-            if deleted:
-                self.remove_file(base, relpath)
-            else:
-                self.update_file(base, relpath)
+            self._note_changed(base, relpath)
+        finally:
+            lock.release()
+
+    def _note_changed(self, base: KnowledgeBase, relpath: str) -> None:
+        try:
+            self.update_file(base, relpath)  # a file that is gone leaves the index
         except Exception:  # the note is safe on disk; the next sync indexes it
             log.exception("indexing %s of %s/%s failed; `astra metis sync` retries", relpath, base.workspace, base.name)
+
+    def _drain_deferred(self, base: KnowledgeBase) -> None:
+        """Notes that changed while the base was locked (called with the lock held)."""
+        while True:
+            with self._guard:
+                paths = self._deferred.pop((base.workspace, base.name), set())
+            if not paths:
+                return
+            for relpath in sorted(paths):
+                self._note_changed(base, relpath)
 
     def candidates(self, base: KnowledgeBase) -> list[Candidate]:
         """Every file the index should hold: the base's own folder, then its source folders."""
@@ -218,15 +238,18 @@ class Index:
     def sync(self, base: KnowledgeBase, progress: Progress | None = None) -> SyncReport:
         """Bring the index in step with the files: new and changed files indexed, removed ones dropped."""
         with self.lock(base):
-            store, embedder = self._prepare(base)
-            candidates = self.candidates(base)
-            known = store.hashes()
-            report = SyncReport()
-            self._index(base, store, embedder, candidates, report, known, progress)
-            seen = {c.key for c in candidates}
-            gone = [k for k in known if k not in seen]
-            report.removed = store.remove(gone)
-            return report
+            try:
+                store, embedder = self._prepare(base)
+                candidates = self.candidates(base)
+                known = store.hashes()
+                report = SyncReport()
+                self._index(base, store, embedder, candidates, report, known, progress)
+                seen = {c.key for c in candidates}
+                gone = [k for k in known if k not in seen]
+                report.removed = store.remove(gone)
+                return report
+            finally:
+                self._drain_deferred(base)
 
     def reindex(self, base: KnowledgeBase, progress: Progress | None = None) -> SyncReport:
         """Drop the index file and build it again from the files."""
