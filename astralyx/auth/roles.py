@@ -16,6 +16,9 @@ WORKSPACES_MANAGE = "workspaces:manage"
 INSTANCE_WORKSPACE = "default"
 
 ROLES: dict[str, frozenset[str]] = {
+    # An application's key: may call the workspace's deployments (and so, through their
+    # built-in tools, search the bases given to them) but not read any base itself.
+    "caller": frozenset({DEPLOYMENTS_READ, DEPLOYMENTS_CALL}),
     "viewer": frozenset({READ, DEPLOYMENTS_READ, DEPLOYMENTS_CALL}),
     "editor": frozenset({READ, WRITE_CONTENT, DEPLOYMENTS_READ, DEPLOYMENTS_CALL, DEPLOYMENTS_UPDATE}),
     "admin": frozenset(

@@ -36,12 +36,12 @@ def workspaces_create(state: State, name: str, as_json: bool) -> None:
 
 @click.group()
 def keys() -> None:
-    """API keys: each belongs to one workspace and has a role (viewer, editor, admin)."""
+    """API keys: each belongs to one workspace and has a role (caller, viewer, editor, admin)."""
 
 
 @keys.command("create")
 @click.option("--workspace", "key_workspace", help="Workspace of the key (default: your own).")
-@click.option("--role", type=click.Choice(["viewer", "editor", "admin"]), required=True)
+@click.option("--role", type=click.Choice(["caller", "viewer", "editor", "admin"]), required=True)
 @click.option("--name", default="", help="What the key is for.")
 @json_option
 @pass_state

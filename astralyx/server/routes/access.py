@@ -20,7 +20,7 @@ class WorkspaceIn(BaseModel):
 
 class KeyIn(BaseModel):
     workspace: str | None = None
-    role: Literal["viewer", "editor", "admin"]
+    role: Literal["caller", "viewer", "editor", "admin"]
     name: str = ""
 
 
