@@ -79,7 +79,8 @@ def passages(data: Path, n: int, seed: int = 7) -> list[str]:
     sentences = []
     for line in (data / "corpus.jsonl").open():
         doc = json.loads(line)
-        sentences += [s.strip() for s in re.split(r"(?<=[.!?])\s+", doc["text"]) if 20 < len(s.strip()) < 300]
+        parts = (s.strip().lstrip("#=-`~ ") for s in re.split(r"(?<=[.!?])\s+", doc["text"]))  # no Markdown syntax
+        sentences += [s for s in parts if 20 < len(s) < 300]
     rng = random.Random(seed)
     out = []
     while len(out) < n:
@@ -207,13 +208,17 @@ def main() -> None:
             base.conn.close()
 
         # Indexing with the real model: ours against the model alone on the same passages.
+        # Alternating, twice; the best time of each counts (the load of the machine varies).
         texts = passages(args.data, args.model_passages, seed=11)
-        start = time.perf_counter()
-        for i in range(0, len(texts), 64):
-            model.embed_passages(texts[i : i + 64])
-        model_s = time.perf_counter() - start
-        core, ours_model_s = ours(tmp, texts, model, "model")
-        core.close()
+        model_s = ours_model_s = float("inf")
+        for run in range(2):
+            start = time.perf_counter()
+            for i in range(0, len(texts), 64):
+                model.embed_passages(texts[i : i + 64])
+            model_s = min(model_s, time.perf_counter() - start)
+            core, seconds = ours(tmp, texts, model, f"model-{run}")
+            ours_model_s = min(ours_model_s, seconds)
+            core.close()
         print(f"model alone {len(texts) / model_s:.1f} passages/s; ours with it {len(texts) / ours_model_s:.1f}", flush=True)
 
     lines = [
