@@ -18,7 +18,7 @@ from ..errors import BadRequest, Conflict, NotFound
 from ..locks import folder_lock
 from ..util import atomic_write, iso, sha256
 from .bases import KnowledgeBase, KnowledgeBases
-from .documents import check_supported
+from .documents import check_supported, parse_file
 from .index import Index
 from .index.service import Progress
 
@@ -107,6 +107,7 @@ class Documents:
         base = self._documents_base(actor, base_name, WRITE_CONTENT)
         name = safe_name(filename)
         check_supported(name)
+        parse_file(f"docs:{base.name}/{name}", name, data)  # an unreadable file is refused, not kept
         target = base.folder / UPLOADS / name
         with folder_lock(base.folder):
             replaced = target.exists()

@@ -112,6 +112,9 @@ def test_uploads_refused_clearly(client, core):
     make_base(core, "hb")
     r = client.post(BASE.format("hb") + "/files", files=[("file", ("photo.jpg", b"\xff\xd8"))])
     assert r.status_code == 422 and r.json()["error"]["code"] == "UNSUPPORTED_FILE_TYPE"
+    r = client.post(BASE.format("hb") + "/files", files=[("file", ("broken.pdf", b"%PDF-1.4 not really"))])
+    assert r.status_code == 422 and r.json()["error"]["code"] == "UNREADABLE_FILE"
+    assert client.get(BASE.format("hb") + "/files").json()["files"] == []
     r = client.post(BASE.format("hb") + "/files", files=[("file", ("...", b"x"))])
     assert r.status_code == 400 and r.json()["error"]["code"] == "BAD_FILE_NAME"
     assert client.post(BASE.format("nope") + "/files", files=[("file", ("a.md", b"x"))]).status_code == 404
