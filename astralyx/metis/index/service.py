@@ -271,6 +271,8 @@ class Index:
     ) -> None:
         total = len(candidates)
         pending: list[Entry] = []
+        if progress:
+            progress(0, total, "")
 
         def flush() -> None:
             # One transaction per WRITE_BATCH chunks: few FTS5 segments, and writers of notes wait little.
