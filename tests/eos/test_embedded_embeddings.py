@@ -69,3 +69,6 @@ def test_minilm_english_paraphrase(core, client):
     assert np.allclose(np.linalg.norm(passages, axis=1), 1.0, atol=1e-5)
     scores = passages @ embedder.embed_query("How many vacation days do I have?")
     assert int(np.argmax(scores)) == len(DISTRACTORS)
+    # Batched by length inside: rows still come back in the callers' order.
+    alone = np.stack([embedder.embed_passages([t])[0] for t in DISTRACTORS])
+    assert np.allclose(passages[: len(DISTRACTORS)], alone, atol=1e-5)

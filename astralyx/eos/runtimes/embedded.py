@@ -113,6 +113,9 @@ class MiniLMEmbedder(Embedder):
     def _encode(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
+        # Batches of similar lengths pad less; the rows go back to the callers' order at the end.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        texts = [texts[i] for i in order]
         out = []
         for i in range(0, len(texts), BATCH):
             encodings = self._tokenizer.encode_batch(texts[i : i + BATCH])
@@ -125,7 +128,9 @@ class MiniLMEmbedder(Embedder):
             weights = mask[..., None].astype(np.float32)
             pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
             out.append(pooled)
-        return normalise(np.concatenate(out))
+        rows = np.empty((len(texts), self.dimensions), dtype=np.float32)
+        rows[order] = np.concatenate(out)
+        return normalise(rows)
 
     def embed_passages(self, texts: list[str]) -> np.ndarray:
         return self._encode(list(texts))
