@@ -61,6 +61,7 @@ def test_plain_chat(smol, core, client):
     assert choice["finish_reason"] in ("stop", "length")
     assert answer["usage"]["completion_tokens"] <= 24
     assert core.runtimes.chat("default", "smol") is smol
+    assert smol.context_length == 2048
     assert client.get("/v1/eos/deployments/smol").json()["status"] == {"ok": True, "detail": "loaded in process"}
 
 
