@@ -85,6 +85,8 @@ def test_models_lists_the_workspace_deployments(client, key_client, scripted_ope
 def test_needs_a_key_and_a_viewer_may_call(anon, key_client):
     with pytest.raises(openai.AuthenticationError):
         sdk(anon, "wrong-key").embeddings.create(model="e5-small", input="x")
-    viewer = key_client("viewer")
-    result = sdk(viewer, viewer.headers["authorization"].split()[1]).embeddings.create(model="e5-small", input="x")
-    assert len(result.data[0].embedding) == 384
+    for role in ("viewer", "caller"):  # an application's key (caller) may call without reading bases
+        http = key_client(role)
+        api = sdk(http, http.headers["authorization"].split()[1])
+        assert len(api.embeddings.create(model="e5-small", input="x").data[0].embedding) == 384
+        assert [m.id for m in api.models.list().data] == ["e5-small"]
