@@ -64,6 +64,7 @@ class Astralyx:
         self.gateway = Gateway(self)
         # Set once, when this data directory was created without ASTRALYX_TOKEN: shown once.
         self.new_admin_key: str | None = None
+        self.workspaces.on_create.append(self._default_deployments)
         if fresh or not self.workspaces.exists(INSTANCE_WORKSPACE):
             self._bootstrap()
         self.bases.purge_trash()
@@ -72,17 +73,20 @@ class Astralyx:
         """A new data directory gets workspace `default` and an admin key."""
         if not self.workspaces.exists(INSTANCE_WORKSPACE):
             self.workspaces.create(None, INSTANCE_WORKSPACE)
-        # Zero configuration: an embedded embedding model, so a new base can search with embeddings at once.
-        if self.deployments.find(INSTANCE_WORKSPACE, "e5-small") is None:
-            model = self.settings.default_embedding_model
-            spec = DeploymentSpec(model=model, kind="embedding", runtime={"type": "embedded"})
-            self.deployments.put(None, INSTANCE_WORKSPACE, "e5-small", spec)
         if self.keys.count() == 0:
             token = os.environ.get("ASTRALYX_TOKEN") or None
             _, token = self.keys.create(None, INSTANCE_WORKSPACE, "admin", name="bootstrap admin", token=token)
             if not os.environ.get("ASTRALYX_TOKEN"):
                 atomic_write(self.home / "admin.key", token + "\n", mode=0o600)
                 self.new_admin_key = token
+
+    def _default_deployments(self, workspace: str) -> None:
+        """Zero configuration: every new workspace gets an embedded embedding model, so its
+        bases can search with embeddings at once."""
+        if self.deployments.find(workspace, "e5-small") is None:
+            model = self.settings.default_embedding_model
+            spec = DeploymentSpec(model=model, kind="embedding", runtime={"type": "embedded"})
+            self.deployments.put(None, workspace, "e5-small", spec)
 
     def sync_all(self) -> dict:
         """Sync every base's index with its files and sources (at server start, e.g. in a thread)."""

@@ -139,3 +139,10 @@ def test_bootstrap_takes_astralyx_token(core, client):
         "key_id": client.get("/v1/whoami").json()["key_id"],
         "permissions": sorted(core.keys.authenticate("test-admin-token").permissions),
     }
+
+
+def test_a_new_workspace_gets_the_embedded_embedding_deployment(client, key_client):
+    assert client.post("/v1/workspaces", json={"name": "acme"}).status_code == 201
+    acme = key_client("viewer", workspace="acme")
+    names = [d["metadata"]["name"] for d in acme.get("/v1/eos/deployments?health=false").json()["deployments"]]
+    assert names == ["e5-small"]

@@ -46,6 +46,8 @@ class Key:
 class Workspaces:
     def __init__(self, db: Database) -> None:
         self.db = db
+        # Called with the name of each new workspace (e.g. to give it the default deployments).
+        self.on_create: list = []
         db.ensure(SCHEMA)
 
     def create(self, actor: Actor | None, name: str) -> dict:
@@ -56,6 +58,8 @@ class Workspaces:
             if conn.execute("SELECT 1 FROM workspaces WHERE name=?", (name,)).fetchone():
                 raise Conflict(f"Workspace {name!r} exists already", code="WORKSPACE_EXISTS")
             conn.execute("INSERT INTO workspaces(name, created_at) VALUES (?, ?)", (name, iso()))
+        for hook in self.on_create:
+            hook(name)
         return {"name": name}
 
     def list(self, actor: Actor) -> list[dict]:
