@@ -7,6 +7,10 @@ from dataclasses import dataclass, field
 from ..errors import Forbidden
 from .roles import permissions_of
 
+# Set in the ASGI scope by the local CLI's in-process client (never reachable from the
+# network): the data directory's owner acting in a workspace.
+LOCAL_OWNER_SCOPE_KEY = "astralyx.local_owner"
+
 
 @dataclass(frozen=True)
 class Actor:

@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx
 
-from ..server.deps import LOCAL_OWNER_SCOPE_KEY
+from ..auth.actor import LOCAL_OWNER_SCOPE_KEY
 
 
 @dataclass

@@ -4,13 +4,9 @@ from __future__ import annotations
 
 from fastapi import Request
 
-from ..auth.actor import Actor
+from ..auth.actor import LOCAL_OWNER_SCOPE_KEY, Actor
 from ..core import Astralyx
 from ..errors import Unauthorized
-
-# Set by the in-process client of the local CLI (never reachable from the network):
-# the data directory's owner acting in a workspace.
-LOCAL_OWNER_SCOPE_KEY = "astralyx.local_owner"
 
 
 def get_core(request: Request) -> Astralyx:
