@@ -28,7 +28,10 @@ def serve(state: State, host: str, port: int, serve_home: str | None, edge: bool
             f"Created {core.home} with workspace 'default' and an admin key (shown once; "
             f"also written to {core.home / 'admin.key'}):\n\n  {core.new_admin_key}\n"
         )
+    click.echo(f"Astralyx console on http://{host}:{port}/  (sign in with an API key)")
     click.echo(f"Astralyx API on http://{host}:{port}/v1  (data: {core.home})")
+    if settings.edge:
+        click.echo("Edge gateway: built-in knowledge tools answer as unavailable.")
     # Bases catch up with their files and source folders in the background; the API answers meanwhile.
     import threading
 
