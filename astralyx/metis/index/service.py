@@ -177,7 +177,8 @@ class Index:
             store, embedder = self._prepare(base)
             candidate = Candidate(key=relpath, file=file, origin=relpath.split("/", 1)[0], relpath=relpath)
             report = SyncReport()
-            self._index(base, store, embedder, [candidate], report, store.hashes(), None)
+            doc = store.document(relpath)
+            self._index(base, store, embedder, [candidate], report, {relpath: doc.hash} if doc else {}, None)
             if report.failed:
                 raise AstralyxError(report.failed[0]["error"], code="INDEX_FAILED")
             return bool(report.added or report.changed or report.removed)
