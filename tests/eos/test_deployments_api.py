@@ -69,7 +69,9 @@ def test_permissions(key_client):
     assert editor.put("/v1/eos/deployments/e5", json=spec).status_code == 200
     other = key_client("admin", workspace="acme")
     assert other.get("/v1/eos/deployments/e5").status_code == 404
-    assert other.get("/v1/eos/deployments").json()["deployments"] == []
+    # The other workspace sees only its own deployments (its own e5-small).
+    theirs = other.get("/v1/eos/deployments").json()["deployments"]
+    assert [(d["metadata"]["name"], d["metadata"]["workspace"]) for d in theirs] == [("e5-small", "acme")]
 
 
 def test_library_api(client, key_client):

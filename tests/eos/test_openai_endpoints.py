@@ -77,7 +77,8 @@ def test_models_lists_the_workspace_deployments(client, key_client, scripted_ope
     assert all(m.owned_by == "default" and m.created > 0 for m in models.data)
     assert sdk(client).models.retrieve("qwen3-4b").id == "qwen3-4b"
     other = key_client("viewer", workspace="acme")
-    assert sdk(other, other.headers["authorization"].split()[1]).models.list().data == []
+    theirs = sdk(other, other.headers["authorization"].split()[1]).models.list().data
+    assert [(m.id, m.owned_by) for m in theirs] == [("e5-small", "acme")]
     with pytest.raises(openai.NotFoundError):
         sdk(other, other.headers["authorization"].split()[1]).embeddings.create(model="e5-small", input="x")
 
