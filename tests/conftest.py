@@ -61,6 +61,24 @@ def key_client(app, core) -> Callable[..., TestClient]:
 
 
 @pytest.fixture
+def astra(home):
+    """Run the `astra` CLI on the temporary home (no ASTRALYX_API: the local data directory)."""
+    from click.testing import CliRunner
+
+    from astralyx.cli import cli
+
+    runner = CliRunner()
+
+    def run(*args: str, input: str | None = None, ok: bool = True):
+        result = runner.invoke(cli, list(args), input=input, catch_exceptions=False)
+        if ok:
+            assert result.exit_code == 0, result.output
+        return result
+
+    return run
+
+
+@pytest.fixture
 def scripted_openai():
     """A scripted OpenAI-compatible server on 127.0.0.1 (see tests/scripted_openai.py)."""
     from .scripted_openai import ScriptedOpenAI

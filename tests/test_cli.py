@@ -11,27 +11,11 @@ import threading
 import time
 
 import httpx
-import pytest
 import uvicorn
-from click.testing import CliRunner
 
-from astralyx.cli import cli
 from astralyx.server import create_app
 
 from .conftest import ADMIN_TOKEN
-
-
-@pytest.fixture
-def astra(home):
-    runner = CliRunner()
-
-    def run(*args: str, input: str | None = None, ok: bool = True):
-        result = runner.invoke(cli, list(args), input=input, catch_exceptions=False)
-        if ok:
-            assert result.exit_code == 0, result.output
-        return result
-
-    return run
 
 
 def test_bases_and_notes_locally(astra, home, tmp_path):

@@ -8,25 +8,10 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from click.testing import CliRunner
-
-from astralyx.cli import cli
 
 QWEN_PATH = "/Qwen/Qwen3-4B-GGUF/resolve/main/Qwen3-4B-Q4_K_M.gguf"
 FAKE_GGUF = b"GGUF" + bytes(range(256)) * 12_000  # about 3 MB: several blocks of progress
 
-
-@pytest.fixture
-def astra(home):
-    runner = CliRunner()
-
-    def run(*args: str, ok: bool = True):
-        result = runner.invoke(cli, list(args), catch_exceptions=False)
-        if ok:
-            assert result.exit_code == 0, result.output
-        return result
-
-    return run
 
 
 @pytest.fixture

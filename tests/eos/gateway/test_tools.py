@@ -5,9 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from click.testing import CliRunner
 
-from astralyx.cli import cli
 from astralyx.config import Settings
 from astralyx.core import Astralyx
 from astralyx.server import create_app
@@ -20,18 +18,6 @@ save_to_knowledge       (save_to_knowledge: handbook) -
 save_to_journal         (save_to_knowledge: journal, saves on its own) -
 """
 
-
-@pytest.fixture
-def astra(home):
-    runner = CliRunner()
-
-    def run(*args: str, ok: bool = True):
-        result = runner.invoke(cli, list(args), catch_exceptions=False)
-        if ok:
-            assert result.exit_code == 0, result.output
-        return result
-
-    return run
 
 
 def test_spec_is_written_as_the_doc_shows(client, bases, scripted_openai):

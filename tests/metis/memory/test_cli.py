@@ -5,25 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from click.testing import CliRunner
 
 from astralyx.auth.actor import Actor
-from astralyx.cli import cli
 from astralyx.config import Settings
 from astralyx.core import Astralyx
-
-
-@pytest.fixture
-def astra(home):
-    runner = CliRunner()
-
-    def run(*args: str, ok: bool = True):
-        result = runner.invoke(cli, list(args), catch_exceptions=False)
-        if ok:
-            assert result.exit_code == 0, result.output
-        return result
-
-    return run
 
 
 @pytest.fixture
