@@ -222,15 +222,7 @@ class Notes:
             exists = file.exists()
             if exists and create_only:
                 raise Conflict(f"A note {path!r} exists already: choose another path or replace it", code="NOTE_EXISTS")
-            if if_match is not None:
-                current = sha256(file.read_bytes()) if exists else None
-                if current != if_match.strip('"'):
-                    raise Conflict(
-                        f"Note {path!r} changed since version {if_match.strip(chr(34))[:12]}…: "
-                        "read it again and reapply your change",
-                        code="NOTE_CHANGED",
-                        details={"version": current},
-                    )
+            _check_version(file, path, if_match)
             data = render(metadata or {}, content).encode()
             atomic_write(file, data)
             note = self._note(base, area, path, data, file)
@@ -250,8 +242,7 @@ class Notes:
         with folder_lock(base.folder):
             if not file.exists():
                 raise NotFound(f"No note {path!r} in {base.name}/{AREAS[area]}", code="NOTE_NOT_FOUND")
-            if if_match is not None and sha256(file.read_bytes()) != if_match.strip('"'):
-                raise Conflict(f"Note {path!r} changed since you read it: read it again", code="NOTE_CHANGED")
+            _check_version(file, path, if_match)
             file.unlink()
             _prune_empty(file.parent, self._area_root(base, area))
         self._notify(base, f"{AREAS[area]}/{path}", deleted=True)
@@ -259,6 +250,20 @@ class Notes:
     def _notify(self, base: KnowledgeBase, relpath: str, *, deleted: bool) -> None:
         for listener in self.listeners:
             listener(base, relpath, deleted)
+
+
+def _check_version(file: Path, path: str, if_match: str | None) -> None:
+    """If-Match: the note must still be at the version the writer read (NOTE_CHANGED otherwise)."""
+    if if_match is None:
+        return
+    expected = if_match.strip('"')
+    current = sha256(file.read_bytes()) if file.exists() else None
+    if current != expected:
+        raise Conflict(
+            f"Note {path!r} changed since version {expected[:12]}…: read it again and reapply your change",
+            code="NOTE_CHANGED",
+            details={"version": current},
+        )
 
 
 def _prune_empty(folder: Path, root: Path) -> None:
