@@ -10,7 +10,11 @@ answers the extractor (qwen3-4b), the chat deployment (chat) and the embeddings 
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from openai import OpenAI
@@ -138,6 +142,9 @@ def test_memory_doc_remember_a_conversation(team, scripted_openai, tmp_path, mon
     assert found.status == 200, found.text
     texts = [r["text"] for r in found.json()["results"]]
     assert any("Ana leads the data team." in t for t in texts), texts
+    # Cited like documents: each fact a document of the memory, where it held.
+    history = next(r for r in found.json()["results"] if r["text"] == "Ana leads the data team.")
+    assert history["document"].startswith("memory:team/f_") and history["where"].startswith("Ana › role › held 2026-09-01")
     research = next(i for i, t in enumerate(texts) if "Ana works in research." in t)
     leads = next(i for i, t in enumerate(texts) if "Ana leads the data team." in t)
     assert research < leads
@@ -191,7 +198,7 @@ def test_memory_doc_needs_write_content(team, key_client):
     assert viewer.get("/v1/metis/knowledge-bases/team/memory").status_code == 200
 
 
-def test_memory_doc_secrets_are_never_kept(team, scripted_openai):
+def test_memory_doc_secrets_are_never_kept(team, scripted_openai, tmp_path):
     refused = shell("""curl -sS -X POST "$ASTRALYX_API/metis/knowledge-bases/team/memory" \\
         -H "Authorization: Bearer $ASTRALYX_TOKEN" -H 'content-type: application/json' \\
         -d '{"facts": [{"subject": "Ana", "attribute": "password",
@@ -206,6 +213,11 @@ def test_memory_doc_secrets_are_never_kept(team, scripted_openai):
                                 ("Bruno", "city", "Bruno lives in Recife.", 1)))
     found = shell(EXTRACT).json()
     assert found["left_out_secrets"] == 1 and [p["subject"] for p in found["proposals"]] == ["Bruno"]
+    (tmp_path / "ops.txt").write_text("My API key is sk-proj-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c\n")
+    scripted_openai.reply(facts(("Ops", "api key", "The API key is sk-proj-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c.", 1)))
+    said = astra("metis", "remember", "team", "--from", str(tmp_path / "ops.txt")).output
+    assert "left out 1 thing(s) that looked like a secret (passwords, keys, card numbers are never kept)" in said
+    assert not list(team.rglob("f_*.md"))
 
 
 def test_memory_doc_see_correct_and_delete(team):
@@ -344,8 +356,11 @@ def test_tools_doc_give_it_the_tools(tools_setup, client):
     assert "Anyone who may call chat" in out and "even without permission to read it" in out
     out = astra("eos", "tools", "chat", "knowledge", "journal", "--save-on-its-own").output
     assert out.startswith("chat: save_to_journal saves notes to journal on its own")
-    # The listing exactly as printed in the doc.
+    # The listing exactly as printed in the doc, by the CLI as installed too.
     assert astra("eos", "tools", "chat").output == DOC_TABLE
+    installed = subprocess.run([str(Path(sys.executable).parent / "astra"), "eos", "tools", "chat"],
+                               capture_output=True, text=True, env=os.environ.copy(), timeout=60)
+    assert installed.returncode == 0 and installed.stdout == DOC_TABLE, installed.stderr
     # spec.tools as the doc shows it: confirm only written when false.
     assert client.get("/v1/eos/deployments/chat").json()["spec"]["tools"] == DOC_TOOLS
     # No flags: none, the base's tools removed.
@@ -385,6 +400,15 @@ def test_tools_doc_search_answers_with_citations(tools_setup, client, api):
     assert all(list(r) == ["ref", "document", "title", "where", "text"] for r in got["results"])
     assert len(got["results"]) <= 8 and sum(len(r["text"]) for r in got["results"]) <= 6000
     assert got["note"] == "Answer from these passages and cite each one you use as [ref] with its document."
+    # At most 8 passages, about 6 000 characters in all.
+    many = "# Rules\n\n" + "\n\n".join(f"## Part {i}\n\n" + f"Vacation days rule {i} applies here. " * 30 for i in range(40))
+    r = client.post("/v1/metis/knowledge-bases/handbook/files", files={"file": ("rules.md", many, "text/markdown")})
+    assert r.status_code == 201, r.text
+    chat.reply(tool_calls=[("search_knowledge", {"query": "vacation days rule"})])
+    chat.reply("Many rules [1].")
+    chat_client(api).chat.completions.create(model="chat", messages=[{"role": "user", "content": "Vacation rules?"}])
+    big = json.loads(next(m for m in chat.chat_requests[-1]["messages"] if m["role"] == "tool")["content"])
+    assert len(big["results"]) == 8 and 4000 <= sum(len(r["text"]) for r in big["results"]) <= 6500
     # Each call has its signed receipt.
     assert len(answer.model_extra["astralyx"]["receipts"]) == 1
 
@@ -482,3 +506,17 @@ def test_tools_doc_ask_before_saving(tools_setup, client, api, home):
     assert 'conversation: "c-2026-10-12"' in text and 'source: "model"' in text
     [listed] = client.get("/v1/metis/knowledge-bases/handbook/model-saves").json()["saves"]
     assert listed["conversation"] == "c-2026-10-12"
+
+
+def test_tools_doc_who_may_change_and_undo(tools_setup, client, api, key_client):
+    """Before you begin: deployments:update (editor, admin) to change the deployment; write-content to undo a save."""
+    body = {"search": True, "save": False, "confirm": True}
+    assert key_client("editor").put("/v1/eos/deployments/chat/tools/knowledge/handbook", json=body).status_code == 200
+    refused = key_client("viewer").put("/v1/eos/deployments/chat/tools/knowledge/handbook", json=body)
+    assert refused.status_code == 403 and refused.json()["error"]["details"]["permission"] == "deployments:update"
+    put_doc_tools(client)
+    extra = save_on_its_own(tools_setup, api)
+    undo = extra["saves"][0]["undo"]
+    refused = key_client("viewer").post(undo)
+    assert refused.status_code == 403 and refused.json()["error"]["details"]["permission"] == "knowledge-bases:write-content"
+    assert key_client("editor").post(undo).status_code == 200
