@@ -424,6 +424,25 @@ def test_tools_doc_search_answers_with_citations(tools_setup, client, api):
     nothing = json.loads(next(m for m in chat.chat_requests[-1]["messages"] if m["role"] == "tool")["content"])
     assert nothing["results"] == [] and "do not make an answer up" in nothing["note"]
 
+    # Streamed (as the Playground asks), the same search and the same answer.
+    chat.reply(tool_calls=[("search_knowledge", {"query": "vacation days"})])
+    chat.reply("You have 25 vacation days a year [1] (handbook/leave.md).")
+    chunks = chat_client(api).chat.completions.create(
+        model="chat", stream=True, messages=[{"role": "user", "content": "How many vacation days do I have?"}])
+    said = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    assert said == "You have 25 vacation days a year [1] (handbook/leave.md)."
+
+    # A base that cannot be searched makes the call fail with why; the model is told to answer without it and say so.
+    deploy(client, "bge-m3", "http://127.0.0.1:9/v1", "embedding", "bge-m3")
+    chat.reply(tool_calls=[("search_knowledge", {"query": "vacation days"})])
+    chat.reply("I could not search the handbook: its embedding model does not answer.")
+    extra = chat_client(api).chat.completions.create(
+        model="chat", messages=[{"role": "user", "content": "How many vacation days do I have?"}]).model_extra["astralyx"]
+    failed = json.loads(next(m for m in chat.chat_requests[-1]["messages"] if m["role"] == "tool")["content"])
+    assert failed["error"]["code"] == "DEPLOYMENT_UNAVAILABLE" and "cannot be reached" in failed["error"]["message"]
+    assert "answer without handbook, and say that it could not be searched and why" in failed["note"]
+    assert extra["tool_calls"][0]["status"] == "DEPLOYMENT_UNAVAILABLE" and len(extra["receipts"]) == 1
+
 
 def save_on_its_own(chat, api, title: str = "Offsite", text: str = "The offsite is in Porto in March.") -> dict:
     chat.reply(tool_calls=[("save_to_journal", {"title": title, "text": text})])
