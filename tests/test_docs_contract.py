@@ -377,6 +377,12 @@ def put_doc_tools(client) -> None:
         -H 'content-type: application/json' -d '{json.dumps({"spec": spec})}'""")
     assert r.status == 200, r.text
     assert r.json()["spec"]["tools"] == DOC_TOOLS
+    # confirm: true is the default, and not written back.
+    spec["tools"] = [dict(DOC_TOOLS[0]), {**DOC_TOOLS[1], "confirm": True}, DOC_TOOLS[2]]
+    r = shell(f"""curl -sS -X PUT "$ASTRALYX_API/eos/deployments/chat" -H "Authorization: Bearer $ASTRALYX_TOKEN" \\
+        -H 'content-type: application/json' -d '{json.dumps({"spec": spec})}'""")
+    assert r.status == 200 and r.json()["spec"]["tools"] == DOC_TOOLS, r.text
+    assert client.get("/v1/eos/deployments/chat").json()["spec"]["tools"] == DOC_TOOLS
     assert [t["name"] for t in client.get("/v1/eos/deployments/chat/tools").json()["tools"]] == [
         "search_knowledge", "save_to_knowledge", "save_to_journal"]
 
