@@ -477,6 +477,7 @@ def test_tools_doc_save_on_its_own_and_undo(tools_setup, client, api, home):
     assert (save["note"], save["deployment"], save["conversation"], save["as_saved"]) == (
         "saved/offsite.md", "chat", "Planning the year", True)
     assert save["saved_at"] and re.fullmatch(r"s_[0-9a-f]{16}", save["id"])
+    assert save["undo"] == extra["saves"][0]["undo"] == f"/v1/metis/knowledge-bases/journal/model-saves/{save['id']}/undo"
     undone = shell(UNDO.replace("s_4f2a9c1b7d3e5a60", save["id"]))
     assert undone.status == 200 and undone.json()["state"] == "undone", undone.text
     assert not note.exists()
