@@ -47,7 +47,7 @@ class Astralyx:
         self.bases = KnowledgeBases(self.db, self.home, self.deployments)
         self.notes = Notes(self.bases)
         # Search: the per-base index follows notes as they change; documents come from sources and uploads.
-        self.index = Index(self.bases, runtimes=lambda: getattr(self, "runtimes", None))
+        self.index = Index(self.bases, self.runtimes)
         self.notes.listeners.append(self.index.on_note)
         self.search = Search(self.bases, self.index)
         self.documents = Documents(self.bases, self.index)

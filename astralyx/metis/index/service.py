@@ -64,9 +64,9 @@ class SyncReport:
 
 
 class Index:
-    def __init__(self, bases: KnowledgeBases, runtimes: Callable[[], Any] | None = None) -> None:
+    def __init__(self, bases: KnowledgeBases, runtimes: Any = None) -> None:
         self.bases = bases
-        self._runtimes = runtimes or (lambda: None)
+        self.runtimes = runtimes  # core.runtimes: embedders of the bases' embedding deployments
         # The seam for the embedding of a base: (base) -> Embedder | None. By default the base's
         # spec.embedding deployment through core.runtimes.
         self.embedder_for: Callable[[KnowledgeBase], Embedder | None] = self._deployment_embedder
@@ -143,7 +143,7 @@ class Index:
     def _deployment_embedder(self, base: KnowledgeBase) -> Embedder | None:
         if base.spec.embedding is None:
             return None
-        runtimes = self._runtimes()
+        runtimes = self.runtimes
         if runtimes is None:
             raise Unavailable(
                 f"The embedding deployment {base.spec.embedding.deployment!r} cannot run here (no runtimes)",
