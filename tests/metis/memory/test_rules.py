@@ -18,6 +18,17 @@ def fact(subject, attribute, sentence, said_at=None, source="chat: standup"):
     return data
 
 
+def three_roles(client):
+    """Ana's role three times over a year (intern, data lead, research) and Bruno's city; the kept facts."""
+    return keep(
+        client,
+        fact("Ana", "role", "Ana is an intern.", "2026-01-01"),
+        fact("Ana", "role", "Ana leads the data team.", "2026-06-01"),
+        fact("Ana", "role", "Ana works in research.", "2026-10-12"),
+        fact("Bruno", "city", "Bruno lives in Recife.", "2026-10-01"),
+    )["facts"]
+
+
 def test_new_subject_or_attribute_is_current(client, team):
     out = keep(client, fact("Ana", "role", "Ana leads the data team.", "2026-09-01"))
     assert out["kept"] == 1 and out["replaced"] == 0

@@ -10,7 +10,7 @@ from astralyx.metis.bases import BaseRequest
 from astralyx.metis.memory.facts import Fact, render
 from astralyx.metis.memory.store import JOURNAL
 
-from .test_rules import fact, keep
+from .test_rules import fact, keep, three_roles
 
 SEARCH = "/v1/metis/knowledge-bases/team/search"
 
@@ -21,18 +21,8 @@ def search(client, query, **extra):
     return r.json()["results"]
 
 
-def kept(client):
-    return keep(
-        client,
-        fact("Ana", "role", "Ana is an intern.", "2026-01-01"),
-        fact("Ana", "role", "Ana leads the data team.", "2026-06-01"),
-        fact("Ana", "role", "Ana works in research.", "2026-10-12"),
-        fact("Bruno", "city", "Bruno lives in Recife.", "2026-10-01"),
-    )["facts"]
-
-
 def test_current_first_then_history_with_its_period(client, team):
-    intern, lead, research, _ = kept(client)
+    intern, lead, research, _ = three_roles(client)
     results = search(client, "What is Ana's role?")
     assert results[0] == {
         "ref": 1, "document": f"memory:team/{research['id']}", "title": "Ana — role",
@@ -47,7 +37,7 @@ def test_current_first_then_history_with_its_period(client, team):
 
 
 def test_history_is_found_and_as_of_answers_what_held_then(client, team):
-    kept(client)
+    three_roles(client)
     september = search(client, "What was Ana's role in September?")
     assert "Ana leads the data team." in [r["text"] for r in september]
     held = search(client, "What was Ana's role in September?", as_of="2026-09-15")
@@ -58,7 +48,7 @@ def test_history_is_found_and_as_of_answers_what_held_then(client, team):
 
 
 def test_the_index_follows_edit_and_forget(client, team):
-    intern, lead, research, bruno = kept(client)
+    intern, lead, research, bruno = three_roles(client)
     client.put(f"/v1/metis/knowledge-bases/team/memory/{research['id']}", json={"fact": "Ana works in the research group."})
     assert search(client, "Ana role")[0]["text"] == "Ana works in the research group."
     client.delete(f"/v1/metis/knowledge-bases/team/memory/{research['id']}")
@@ -69,7 +59,7 @@ def test_the_index_follows_edit_and_forget(client, team):
 
 
 def test_reindex_rebuilds_the_same_answers_from_the_files(client, team):
-    kept(client)
+    three_roles(client)
     before = search(client, "Ana role Bruno city")
     r = client.post("/v1/metis/knowledge-bases/team/reindex")
     assert r.status_code == 200, r.text
@@ -100,7 +90,7 @@ def test_a_documents_base_notes_memory_folder_is_ordinary_notes(client, core, ad
 
 
 def test_history_is_found_among_many_current_facts(client, team):
-    kept(client)
+    three_roles(client)
     people = ["Bruno", "Carla", "Dinis", "Eva", "Filipe", "Gil", "Helena", "Ivo", "Joana", "Kiko", "Lara", "Mia"]
     keep(client, *[fact(p, "city", f"{p} was living in Lisbon in September.", "2026-09-01") for p in people])
     keep(client, *[fact(p, "team", f"{p} was in the platform team.", "2026-08-01") for p in people])
@@ -113,7 +103,7 @@ def test_hybrid_search_of_a_memory_with_an_embedding(client, core):
     from ..test_index import ConceptEmbedder, make_base
 
     make_base(core, "team", embedder=ConceptEmbedder(), kind="memory")
-    intern, lead, research, bruno = kept(client)
+    intern, lead, research, bruno = three_roles(client)
     body = client.post(SEARCH, json={"query": "What was Ana's role in September?"}).json()
     assert body["mode"] == "hybrid"
     assert [r["text"] for r in body["results"][:3]] == ["Ana works in research.", "Ana leads the data team.", "Ana is an intern."]

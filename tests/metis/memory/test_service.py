@@ -17,7 +17,7 @@ from astralyx.metis.memory.facts import Fact, render
 from astralyx.metis.memory.store import JOURNAL
 
 from .conftest import files
-from .test_rules import fact, keep
+from .test_rules import fact, keep, three_roles
 
 URL = "/v1/metis/knowledge-bases/team/memory"
 
@@ -29,16 +29,6 @@ def timeline(client, subject="Ana", attribute="role"):
             if item["subject"] == subject and item["attribute"] == attribute:
                 return [item["fact"]] + [h["fact"] for h in item["replaced"]]
     return []
-
-
-def three_roles(client):
-    return keep(
-        client,
-        fact("Ana", "role", "Ana is an intern.", "2026-01-01"),
-        fact("Ana", "role", "Ana leads the data team.", "2026-06-01"),
-        fact("Ana", "role", "Ana works in research.", "2026-10-12"),
-        fact("Bruno", "city", "Bruno lives in Recife.", "2026-10-01"),
-    )["facts"]
 
 
 def test_listing_groups_by_subject_with_date_and_source(client, team):
