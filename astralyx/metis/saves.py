@@ -187,6 +187,13 @@ class Saves:
         self.notes = notes
         self.per_hour = per_hour
         db.ensure(SCHEMA)
+        bases.on_delete.append(self._forget_base)
+
+    def _forget_base(self, base: KnowledgeBase) -> None:
+        """A deleted base takes its drafts and saves along: a new base of that name starts with none."""
+        with self.db.transaction() as conn:
+            for table in ("model_drafts", "model_saves"):
+                conn.execute(f"DELETE FROM {table} WHERE workspace=? AND base=?", (base.workspace, base.name))
 
     # -- drafts (ask before saving) ----------------------------------------
     def propose(self, base: KnowledgeBase, deployment: str, conversation: str | None, title: Any, text: Any) -> Draft:

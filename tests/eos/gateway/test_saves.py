@@ -141,3 +141,15 @@ def test_ask_before_saving_then_discard(chat, oai, client, home, key_client):
     # Another workspace does not see it.
     assert key_client("admin", workspace="acme").get(
         f"/v1/metis/knowledge-bases/handbook/drafts/{draft['id']}").status_code == 404
+
+
+def test_deleting_a_base_takes_its_saves_and_drafts_along(client, core):
+    client.post("/v1/metis/knowledge-bases", json={"metadata": {"name": "scratch"}})
+    base = core.bases.find("default", "scratch")
+    save = core.saves.save_now(base, "chat", "Planning", "Offsite", "Porto in March.")
+    draft = core.saves.propose(base, "chat", "Planning", "Trains", "Book trains.")
+    assert [s["id"] for s in client.get("/v1/metis/knowledge-bases/scratch/model-saves").json()["saves"]] == [save.id]
+    assert client.delete("/v1/metis/knowledge-bases/scratch").status_code == 200
+    client.post("/v1/metis/knowledge-bases", json={"metadata": {"name": "scratch"}})
+    assert client.get("/v1/metis/knowledge-bases/scratch/model-saves").json()["saves"] == []
+    assert client.get(f"/v1/metis/knowledge-bases/scratch/drafts/{draft.id}").status_code == 404
