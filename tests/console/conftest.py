@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 import uvicorn
+from playwright.sync_api import expect
 
 from astralyx.server import create_app
 
@@ -78,6 +79,9 @@ def browser():
 def page(browser, live_server):
     context = browser.new_context(base_url=live_server.url, viewport={"width": 1200, "height": 800})
     context.set_default_timeout(15_000)
+    # Assertions wait as long as actions do (Playwright's own default for expect is 5 s, which a
+    # model round trip on a busy 2-core machine can exceed).
+    expect.set_options(timeout=15_000)
     page = context.new_page()
     yield page
     context.close()
