@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 import uvicorn
-from playwright.sync_api import expect
 
 from astralyx.server import create_app
 
@@ -81,6 +80,8 @@ def page(browser, live_server):
     context.set_default_timeout(15_000)
     # Assertions wait as long as actions do (Playwright's own default for expect is 5 s, which a
     # model round trip on a busy 2-core machine can exceed).
+    from playwright.sync_api import expect
+
     expect.set_options(timeout=15_000)
     page = context.new_page()
     yield page
