@@ -3,7 +3,7 @@
     messages → lines (dated, numbered) → window(s) → one extractor call each (JSON schema)
              → facts parsed (think blocks, fences, prose and truncation survived; one retry)
              → cleaned, deduplicated, secrets left out and counted
-             → what each would become if kept (memory preview: new / replaces / older / known)
+             → what each would become if kept (memory preview: new / replaces / older / known / confirms)
 
 The conversation lives only in this call's memory: it is never written to a file, the index or a log
 (errors name what went wrong, never what was said). Keeping the chosen facts is POST …/memory.
@@ -435,7 +435,8 @@ class Extractor:
 
 
 def _proposal(fact: dict, outcome: dict) -> dict:
-    """A proposal as clients show it: status new / replaces / older / known; known ones flagged (unticked).
+    """A proposal as clients show it: status new / replaces / older / known / confirms; known ones flagged
+    (unticked). Confirms: known, said on another date; kept, it records that saying on the fact.
 
     The memory may respell subject and attribute as it knows them (one spelling per timeline).
     """
@@ -445,13 +446,13 @@ def _proposal(fact: dict, outcome: dict) -> dict:
         "subject": outcome.get("subject") or fact["subject"],
         "attribute": outcome.get("attribute") or fact["attribute"],
         "status": status,
-        "known": status == "known",
+        "known": status in ("known", "confirms"),
     }
     if status == "replaces" and outcome.get("replaces"):
         proposal["replaces"] = outcome["replaces"]  # id, fact, said_at of the fact it would replace
     elif status == "older" and outcome.get("current"):
         proposal["current"] = outcome["current"]  # the newer fact that holds: this one would go to the history
-    elif status == "known" and isinstance(outcome.get("known"), dict):
+    elif status in ("known", "confirms") and isinstance(outcome.get("known"), dict):
         proposal["same_as"] = outcome["known"]
     return proposal
 

@@ -26,7 +26,7 @@ MAX_SOURCE = 500
 # libyaml when present: a memory's facts are all read on each change, and pure-Python YAML is slow.
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-FIELDS = ("id", "subject", "attribute", "fact", "source", "said_at", "kept_at", "until", "replaced_by", "edited_at")
+FIELDS = ("id", "subject", "attribute", "fact", "source", "said_at", "said_again", "kept_at", "until", "replaced_by", "edited_at")
 
 
 @dataclass(frozen=True)
@@ -36,11 +36,12 @@ class Fact:
     attribute: str
     fact: str
     source: str
-    said_at: str  # a date (2026-10-12) or a UTC date-time (2026-10-12T10:05:00Z)
+    said_at: str  # a date (2026-10-12) or a UTC date-time (2026-10-12T10:05:00Z): its first saying
     kept_at: str  # UTC date-time with microseconds: also breaks ties between facts said at the same moment
     until: str | None = None  # set once replaced: when the next fact was said
     replaced_by: str | None = None
     edited_at: str | None = None
+    said_again: tuple[str, ...] = ()  # its later sayings, in order (none in memories written before them)
     status: str = field(default="current", compare=False)  # current | history: where the file is
 
     @property
@@ -51,7 +52,9 @@ class Fact:
         return replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:
-        data = {k: v for k, v in asdict(self).items() if v is not None}
+        data = {k: v for k, v in asdict(self).items() if v is not None and v != ()}
+        if self.said_again:
+            data["said_again"] = list(self.said_again)
         return data
 
 
@@ -118,7 +121,9 @@ def moment(stamp: str) -> datetime:
 
 
 def render(fact: Fact) -> str:
-    meta = {k: getattr(fact, k) for k in FIELDS if getattr(fact, k) is not None}
+    meta = {k: getattr(fact, k) for k in FIELDS if getattr(fact, k) not in (None, ())}
+    if fact.said_again:
+        meta["said_again"] = list(fact.said_again)
     meta["status"] = fact.status
     head = yaml.dump(meta, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=1000)
     return f"---\n{head}---\n\n{fact.fact}\n"
@@ -157,6 +162,13 @@ def parse(text: str, file_id: str, status: str) -> Fact | None:
     except Invalid:
         return None
     kept_at = _str(meta.get("kept_at")) or said_at
+    again = meta.get("said_again")
+    said_again = []
+    for value in again if isinstance(again, list) else []:
+        try:
+            said_again.append(normalize_said_at(_str(value)))
+        except Invalid:
+            continue  # a hand-written date we cannot read: the rest of the fact still is
     return Fact(
         id=fid,
         subject=subject,
@@ -168,5 +180,6 @@ def parse(text: str, file_id: str, status: str) -> Fact | None:
         until=_str(meta.get("until")),
         replaced_by=_str(meta.get("replaced_by")),
         edited_at=_str(meta.get("edited_at")),
+        said_again=tuple(said_again),
         status=status,
     )

@@ -25,7 +25,7 @@ from ..bases import KnowledgeBase, KnowledgeBases
 from .facts import ID_RE, MAX_FACT, Fact, FactIn, moment, normalize_said_at
 from .secrets import find_secret
 from .store import JOURNAL, MemoryStore
-from .timeline import KNOWN, OLDER, REPLACES, arrange, held_on, key_of, norm_name, place
+from .timeline import CONFIRMS, KNOWN, OLDER, REPLACES, held_on, key_of, norm_name, place, settle
 
 MAX_BATCH = 500
 log = logging.getLogger("astralyx.metis")
@@ -35,7 +35,17 @@ FileListener = Callable[[KnowledgeBase, str, bool], None]
 
 
 def _brief(fact: Fact) -> dict[str, Any]:
-    return {"id": fact.id, "fact": fact.fact, "said_at": fact.said_at, "source": fact.source}
+    brief = {"id": fact.id, "fact": fact.fact, "said_at": fact.said_at, "source": fact.source}
+    if fact.said_again:
+        brief["said_again"] = list(fact.said_again)
+    return brief
+
+
+def _swap(facts: dict[str, Fact], old: list[Fact], new: list[Fact]) -> None:
+    """Put a key's new timeline in place of its old one (a note merged into another one goes)."""
+    for fact in old:
+        facts.pop(fact.id, None)
+    facts.update({f.id: f for f in new})
 
 
 def _stamp(dt: datetime) -> str:
@@ -206,7 +216,9 @@ class Memory:
             "facts": results,
             "kept": sum(1 for r in results if r["status"] != "known"),
             "replaced": sum(1 for r in results if r["change"] == REPLACES),
+            # Known already: not kept twice; of those, confirmed: a saying on another date, recorded.
             "known": sum(1 for r in results if r["status"] == "known"),
+            "confirmed": sum(1 for r in results if r["change"] == CONFIRMS),
         }
 
     def _validate(self, facts: list[FactIn | dict]) -> list[FactIn]:
@@ -259,24 +271,29 @@ class Memory:
                 "said_at": fact.said_at,
                 "change": placement.change,
             }
-            if placement.change == KNOWN:
+            if placement.change in (KNOWN, CONFIRMS):
+                # Not kept twice. Confirms: said on another date, which the fact records (said_again).
                 entry["status"] = "known"
                 entry["known"] = _brief(placement.known)
                 results.append(entry)
                 ids.append(None)
-                continue
-            if placement.change == REPLACES:
+                if placement.change == KNOWN:
+                    continue
+            elif placement.change == REPLACES:
                 entry["replaces"] = _brief(placement.current)
             elif placement.change == OLDER:
-                entry["current"] = _brief(placement.current)
-            timeline = arrange([*timeline, fact])
-            timelines[key] = timeline
-            after.update({f.id: f for f in timeline})
+                entry["current"] = _brief(placement.timeline[-1])
+                if placement.split is not None:  # said between two sayings of a fact: now two facts
+                    entry["splits"] = _brief(placement.split)
+            _swap(after, timeline, placement.timeline)
+            timelines[key] = placement.timeline
+            if placement.change == CONFIRMS:
+                continue
             entry["id"] = fact.id
             results.append(entry)
             ids.append(fact.id)
         for entry, fid in zip(results, ids, strict=True):
-            if fid is None:
+            if fid is None or fid not in after:
                 continue
             final = after[fid]
             entry["status"] = final.status
@@ -296,7 +313,8 @@ class Memory:
         said_at: str | None = None,
         source: str | None = None,
     ) -> Fact:
-        """Correct a fact's wording (or its date or source). Its place in the history is kept."""
+        """Correct a fact's wording (or its date or source), for every saying of it. Its place in the history
+        is kept; if it now says what the fact beside it says, the two are one fact (the corrected one answered)."""
         base = self.base(actor, base_name, WRITE_CONTENT)
         changes: dict[str, Any] = {}
         if fact is not None:
@@ -322,14 +340,18 @@ class Memory:
             if all(getattr(current, k) == v for k, v in changes.items()):
                 return current
             edited = current.with_(**changes, edited_at=iso())
-            timeline = arrange([edited if f.id == fact_id else f for f in timelines[key_of(current)]])
+            old = timelines[key_of(current)]
+            # The edited fact may now be the same fact as one beside it: then they are one fact (one note).
+            timeline, where = settle([edited if f.id == fact_id else f for f in old])
+            home = where[fact_id]
+            timeline = [f.with_(edited_at=edited.edited_at) if f.id == home else f for f in timeline]
             after = dict(before)
-            after.update({f.id: f for f in timeline})
+            _swap(after, old, timeline)
             ops = store.ops_for(before, after)
             store.commit(ops)
             # Under the lock: the index hears of changes in the order they were made.
             self._notify(base, dict.fromkeys(p for p, _ in ops))
-        return after[fact_id]
+        return after[home]
 
     def forget(self, actor: Actor, base_name: str, fact_id: str, *, history: bool = False) -> dict[str, Any]:
         """Delete a fact; with history, also the older facts of its subject and attribute it replaced.
@@ -347,9 +369,10 @@ class Memory:
             timeline = timelines[key_of(fact)]
             index = next(i for i, f in enumerate(timeline) if f.id == fact_id)
             gone = {fact_id} | ({f.id for f in timeline[:index]} if history else set())
-            remaining = arrange([f for f in timeline if f.id not in gone])
-            after = {fid: f for fid, f in before.items() if fid not in gone}
-            after.update({f.id: f for f in remaining})
+            # The facts on either side of a forgotten one may be the same fact: one fact again (one note).
+            remaining, _ = settle([f for f in timeline if f.id not in gone])
+            after = dict(before)
+            _swap(after, timeline, remaining)
             ops = store.ops_for(before, after)
             store.commit(ops)
             # Under the lock: the index hears of changes in the order they were made.

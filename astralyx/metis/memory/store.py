@@ -5,7 +5,9 @@ A change to several files (keep a batch, forget with history) is written first a
 the journal is removed. A crash in between leaves the journal: the next start replays it (each
 operation is idempotent), so a batch is all or nothing. Then every key's timeline is re-arranged
 from the files, which settles anything else (two current facts for one key: the later said wins;
-a fact in both folders: the history copy is read, and the timeline decides where it belongs).
+a fact in both folders: the history copy is read, and the timeline decides where it belongs; two
+notes of one fact side by side: one note, with the other's sayings). A memory whose files agree with
+the rule (timeline.py) is left as it is.
 
 Callers hold folder_lock(base.folder).
 """
@@ -144,10 +146,12 @@ class MemoryStore:
         arranged = {f.id: f for timeline in self.timelines(list(found.values())).values() for f in timeline}
         ops: list[Op] = []
         for fid, fact in arranged.items():
-            stored = found[fid]
-            if stored != fact or stored.status != fact.status or places[fid] != [fact.relpath]:
+            stored = found.get(fid)
+            if stored is None or stored != fact or stored.status != fact.status or places[fid] != [fact.relpath]:
                 ops.append((fact.relpath, render(fact)))
-            ops.extend((p, None) for p in places[fid] if p != fact.relpath)
+            ops.extend((p, None) for p in places.get(fid, []) if p != fact.relpath)
+        for fid in found.keys() - arranged.keys():  # one fact in two notes (edited by hand): one note now
+            ops.extend((p, None) for p in places[fid])
         self.commit(ops)
         changed.extend(p for p, _ in ops)
         return sorted(set(changed))

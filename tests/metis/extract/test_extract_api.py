@@ -160,7 +160,7 @@ def test_statuses_against_a_memory_with_history(client, team):
         facts(
             ("ana", "Role", "Ana works in research.", 1),  # spelt otherwise: the memory's spelling wins
             ("Bruno", "city", "Bruno lives in Lisbon.", 1),  # said before Recife: history straight away
-            ("Carla", "employer", "Carla works at Acme", 2),  # the same fact again
+            ("Carla", "employer", "Carla works at Acme", 2),  # the same fact again, said on another day
             ("Dora", "role", "Dora joined as a designer.", 2),
         )
     )
@@ -176,9 +176,11 @@ def test_statuses_against_a_memory_with_history(client, team):
     assert [(p["subject"], p["attribute"], p["status"], p["known"]) for p in body["proposals"]] == [
         ("Ana", "role", "replaces", False),
         ("Bruno", "city", "older", False),
-        ("Carla", "employer", "known", True),
+        ("Carla", "employer", "confirms", True),  # known (unticked); kept, it would record 2026-10-13
         ("Dora", "role", "new", False),
     ]
+    assert by_subject["Carla"]["same_as"]["id"] == ids["Carla works at Acme."]
+    assert by_subject["Carla"]["same_as"]["said_again"] == ["2026-10-13"]
     assert by_subject["Ana"]["replaces"] == {
         "id": ids["Ana leads the data team."], "fact": "Ana leads the data team.", "said_at": "2026-09-01", "source": "by hand",
     }

@@ -87,11 +87,23 @@ def test_older_fact_takes_its_place_in_the_timeline(client, team):
 def test_same_fact_again_is_not_kept_twice(client, team):
     first = keep(client, fact("Bruno", "city", "Bruno lives in Recife.", "2026-10-01"))["facts"][0]
     before = files(team.folder)
-    out = keep(client, fact("bruno", "City ", "  bruno lives in   RECIFE ", "2026-10-20"))
+    # Said again on the same day: nothing changes.
+    out = keep(client, fact("bruno", "City ", "  bruno lives in   RECIFE ", "2026-10-01"))
     (f,) = out["facts"]
     assert f["status"] == "known" and f["change"] == "known" and f["known"]["id"] == first["id"]
-    assert out["kept"] == 0 and out["known"] == 1
+    assert out["kept"] == 0 and out["known"] == 1 and out["confirmed"] == 0
     assert files(team.folder) == before
+    # Said again on another day: still one fact (one note), which records the saying.
+    out = keep(client, fact("bruno", "City ", "  bruno lives in   RECIFE ", "2026-10-20"))
+    (f,) = out["facts"]
+    assert f["status"] == "known" and f["change"] == "confirms" and f["known"]["id"] == first["id"]
+    assert f["known"]["said_again"] == ["2026-10-20"]
+    assert out["kept"] == 0 and out["known"] == 1 and out["confirmed"] == 1
+    disk = files(team.folder)
+    assert list(disk) == [f"current/{first['id']}"]
+    assert "said_at: '2026-10-01'" in disk[f"current/{first['id']}"]
+    assert "said_again:\n- '2026-10-20'" in disk[f"current/{first['id']}"]
+    assert "Bruno lives in Recife." in disk[f"current/{first['id']}"]
 
 
 def test_several_facts_at_once(client, team):

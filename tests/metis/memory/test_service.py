@@ -252,10 +252,13 @@ def test_preview_writes_nothing_and_known_subjects(core, admin, team):
     preview = core.memory.preview(admin, "team", [
         fact("ana", "role", "Ana works in research.", "2026-10-12"),
         fact("Ana", "role", "Ana was an intern.", "2026-01-01"),
+        fact("Ana", "role", "Ana leads the data team.", "2026-09-01"),
         fact("Ana", "role", "Ana leads the data team.", "2026-09-02"),
         fact("Launch", "date", "The launch is on Friday."),
     ])
-    assert [p["change"] for p in preview] == ["replaces", "older", "known", "new"]
+    # The same saying again: known; on another day (before research was said): confirms.
+    assert [p["change"] for p in preview] == ["replaces", "older", "known", "confirms", "new"]
+    assert preview[3]["known"]["said_again"] == ["2026-09-02"]
     assert preview[0]["replaces"]["fact"] == "Ana leads the data team." and preview[0]["replaces"]["said_at"] == "2026-09-01"
     assert files(team.folder) == before
     assert core.memory.known_subjects(team) == {"Ana": ["role"]}
