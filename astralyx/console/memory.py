@@ -63,8 +63,12 @@ async def add_fact(ctx: Ctx) -> Response:
     fact["source"] = fact["source"] or "by hand"
     result = await ctx.call(_memory(ctx).keep, ctx.actor, name, [fact])
     entry = result["facts"][0]
-    if entry["status"] == "known":
+    if entry["change"] == "confirms":
+        message = f"Already known: kept once, said again {entry['said_at'][:10]} recorded"
+    elif entry["status"] == "known":
         message = "Already known: nothing kept twice"
+    elif entry.get("splits"):
+        message = f"Kept in the history, between two sayings of “{entry['splits']['fact']}”: now two facts"
     elif entry["status"] == "history":
         message = "Kept in the history: a fact said later holds now"
     elif result["replaced"]:
@@ -113,6 +117,9 @@ async def forget_fact(ctx: Ctx) -> Response:
         message += f" and the {n} older fact{'s' if n != 1 else ''} it replaced"
     if result.get("current"):
         message += f"; “{result['current']['fact']}” holds again"
+    if result.get("rejoined"):
+        joined = result["rejoined"]
+        message += f"; “{joined['fact']}”, said before and after it, is one fact again (since {joined['said_at'][:10]})"
     return ctx.redirect(f"/metis/memory/{name}" + ("?history=1" if history else ""), message)
 
 

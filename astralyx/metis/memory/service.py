@@ -370,7 +370,7 @@ class Memory:
             index = next(i for i, f in enumerate(timeline) if f.id == fact_id)
             gone = {fact_id} | ({f.id for f in timeline[:index]} if history else set())
             # The facts on either side of a forgotten one may be the same fact: one fact again (one note).
-            remaining, _ = settle([f for f in timeline if f.id not in gone])
+            remaining, where = settle([f for f in timeline if f.id not in gone])
             after = dict(before)
             _swap(after, timeline, remaining)
             ops = store.ops_for(before, after)
@@ -384,6 +384,9 @@ class Memory:
         }
         if fact.status == "current" and remaining:
             answer["current"] = fact_dict(remaining[-1])
+        joined = {home for fid, home in where.items() if fid != home}
+        if joined:  # the facts on either side of it were the same fact: one fact again
+            answer["rejoined"] = fact_dict(next(f for f in remaining if f.id in joined))
         return answer
 
 
