@@ -87,7 +87,8 @@ def settle(
             runs.append([s])
             wording = this
     new_ids = {f.id for f in incoming}
-    out: list[Fact] = []
+    # Per fact: the note it goes on (None: a new note from `head.note`), then its fields.
+    built: list[tuple[Fact | None, _Saying, dict]] = []
     where: dict[str, str] = {}
     for run in runs:
         firsts = [s.note for s in run if s.first]
@@ -100,23 +101,26 @@ def settle(
             if s.at not in seen:
                 seen.add(s.at)
                 again.append(s.stamp)
-        if chosen is None:  # the later part of a fact split by one said in between: a note of its own
-            fact = head.note.with_(id=make_id(), said_at=head.stamp, said_again=tuple(again))
-        else:
-            fact = chosen.with_(said_at=head.stamp, said_again=tuple(again), kept_at=head.note.kept_at)
+        # The later part of a fact split by one said in between has no first saying: a note of its own.
+        fields = {"id": chosen.id if chosen else make_id(), "said_at": head.stamp, "said_again": tuple(again),
+                  "kept_at": head.note.kept_at}
         # Equal first sayings are told apart by kept_at: keep that order the timeline's.
-        if out and moment(out[-1].said_at) == moment(fact.said_at) and order(fact) <= order(out[-1]):
-            fact = fact.with_(kept_at=_later(out[-1].kept_at))
+        if built:
+            prev = built[-1][2]
+            if head.at == built[-1][1].at and (moment(fields["kept_at"]), fields["id"]) <= (
+                moment(prev["kept_at"]), prev["id"]
+            ):
+                fields["kept_at"] = _later(prev["kept_at"])
         for n in firsts:
-            where[n.id] = fact.id
-        out.append(fact)
+            where[n.id] = fields["id"]
+        built.append((chosen, head, fields))
     arranged = []
-    for i, fact in enumerate(out):
-        if i == len(out) - 1:
-            arranged.append(fact.with_(status="current", until=None, replaced_by=None))
-        else:
-            nxt = out[i + 1]
-            arranged.append(fact.with_(status="history", until=nxt.said_at, replaced_by=nxt.id))
+    for i, (chosen, head, fields) in enumerate(built):
+        last = i == len(built) - 1
+        fields["status"] = "current" if last else "history"
+        fields["until"] = None if last else built[i + 1][2]["said_at"]
+        fields["replaced_by"] = None if last else built[i + 1][2]["id"]
+        arranged.append((chosen or head.note).with_(**fields))
     return arranged, where
 
 

@@ -201,3 +201,28 @@ def test_edit_the_date_of_a_fact_moves_it_and_its_sayings_follow_the_rule(client
     assert timeline(client) == [(GLOBEX, "2024-03-10", "2024-03-15", [], ACME), (ACME, "2024-03-15", None, ["2024-03-20"], None)]
     assert r.json()["id"] == acme1
     assert MemoryStore(team.folder).repair() == []
+
+
+def test_same_day_sayings_keep_the_order_they_were_kept_in(client, team):
+    keep(client, ana(ACME, "2024-03-01"), ana(ACME, "2024-03-10"))
+    # Globex said the same day as Acme's second saying, kept after it: Globex is newer.
+    assert keep(client, ana(GLOBEX, "2024-03-10"))["facts"][0]["change"] == "replaces"
+    assert timeline(client) == [(ACME, "2024-03-01", "2024-03-10", ["2024-03-10"], GLOBEX),
+                                (GLOBEX, "2024-03-10", None, [], None)]
+    assert keep(client, ana(ACME, "2024-03-10"))["facts"][0]["change"] == "known"  # said that day already
+    assert MemoryStore(team.folder).repair() == []
+
+
+def test_a_split_keeps_same_day_facts_in_the_order_they_were_kept(client, team):
+    keep(client, ana(ACME, "2024-03-20"))
+    keep(client, ana(GLOBEX, "2024-03-20"))  # kept later the same day: newer
+    assert keep(client, ana(ACME, "2024-03-01"))["facts"][0]["change"] == "confirms"
+    # Initech said between Acme's two sayings: the Acme of 03-20 is a fact of its own, still before Globex.
+    assert keep(client, ana("Ana works at Initech.", "2024-03-10"))["facts"][0]["change"] == "older"
+    assert timeline(client) == [
+        (ACME, "2024-03-01", "2024-03-10", [], "Ana works at Initech."),
+        ("Ana works at Initech.", "2024-03-10", "2024-03-20", [], ACME),
+        (ACME, "2024-03-20", "2024-03-20", [], GLOBEX),
+        (GLOBEX, "2024-03-20", None, [], None),
+    ]
+    assert MemoryStore(team.folder).repair() == []  # a restart reads the same memory
