@@ -2,7 +2,8 @@
 
 Each fact is a note of the memory: notes/memory/<id>.md while it holds, notes/memory/history/<id>.md
 once something said later replaced it. The front matter carries every field; the body repeats the
-sentence so the file reads well on its own.
+sentence so the file reads well on its own. `said_at` is the fact's first saying; `said_again` (a list
+of dates, left out when empty, so notes written before it read the same) its later ones.
 """
 
 from __future__ import annotations

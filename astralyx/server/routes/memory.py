@@ -1,7 +1,8 @@
 """Facts of a memory: /v1/metis/knowledge-bases/<base>/memory.
 
 POST keeps facts ({"facts": [...]}, one step), GET lists the current ones grouped by subject
-(?history=true adds what each replaced, ?as_of=DATE what held then), GET/PUT/DELETE …/memory/<id>
+(?history=true adds what each replaced, ?as_of=DATE what held then; a fact said again lists those
+dates in said_again), GET/PUT/DELETE …/memory/<id>
 read, correct and forget one (DELETE ?history=true also forgets the older facts it replaced).
 """
 
@@ -32,7 +33,8 @@ class Correction(BaseModel):
 def keep_facts(
     base: str, body: Any = Body(...), actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)
 ) -> dict:
-    """Keep facts: what became of each (current, history, known) and how many older facts were replaced."""
+    """Keep facts: what became of each (change: new, replaces, older, known, or confirms — known, said on
+    another date, which the fact records in said_again) and how many older facts were replaced."""
     if not isinstance(body, dict) or not isinstance(body.get("facts"), list):
         raise BadRequest('Send {"facts": [{"subject", "attribute", "fact", "source", "said_at"?}, …]}', code="INVALID_FACT")
     return core.memory.keep(actor, base, body["facts"])
