@@ -136,3 +136,30 @@ def test_a_viewer_reads_facts_but_cannot_change_them(page, live_server):
     page.get_by_role("button", name="Save correction").click()
     expect(page.get_by_role("alert")).to_contain_text("PERMISSION_DENIED")
     assert core.memory.list(OWNER, "team")["subjects"][0]["facts"][0]["fact"] == "Ana works in research."
+
+
+def test_a_fact_said_again_shows_its_sayings_and_a_fact_in_between_splits_it(signed_in, live_server):
+    page, core = signed_in, live_server.core
+    from astralyx.metis.bases import parse_request
+
+    core.bases.create(OWNER, parse_request({"metadata": {"name": "team"}, "spec": {"kind": "memory"}}))
+    page.goto("/metis/memory/team")
+    add_fact(page, "Ana", "employer", "Ana works at Acme.", "2024-03-01")
+    add_fact(page, "Ana", "employer", "Ana works at Acme.", "2024-03-20")
+    expect(page.get_by_role("status")).to_contain_text("Already known: kept once, said again 2024-03-20 recorded")
+    ana = page.locator("section", has=page.get_by_role("heading", name="Ana"))
+    expect(ana).to_contain_text("employer: Ana works at Acme. (2024-03-01, by hand, said again 2024-03-20)")
+
+    add_fact(page, "Ana", "employer", "Ana works at Globex.", "2024-03-10")
+    expect(page.get_by_role("status")).to_contain_text("between two sayings of “Ana works at Acme.”: now two facts")
+    expect(ana).to_contain_text("employer: Ana works at Acme. (2024-03-20, by hand)")
+    page.get_by_role("link", name="show what was replaced").click()
+    history = page.get_by_role("list", name="What it replaced")
+    expect(history).to_contain_text("replaced: Ana works at Globex. (held 2024-03-10 – 2024-03-20, by hand)")
+    expect(history).to_contain_text("replaced: Ana works at Acme. (held 2024-03-01 – 2024-03-10, by hand)")
+
+    # Forget the Globex in between: the two Acme facts are one again.
+    page.get_by_role("link", name="Forget: Ana works at Globex.").click()
+    page.get_by_role("button", name="Forget this fact").click()
+    expect(page.get_by_role("status")).to_contain_text("“Ana works at Acme.”, said before and after it, is one fact again")
+    expect(ana).to_contain_text("employer: Ana works at Acme. (2024-03-01, by hand, said again 2024-03-20)")
