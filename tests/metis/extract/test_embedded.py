@@ -59,5 +59,5 @@ def test_a_small_embedded_model_reads_a_conversation(client, model, add):
     for proposal in body["proposals"]:
         assert proposal["subject"] and proposal["attribute"] and proposal["fact"]
         assert proposal["said_at"] == "2026-10-12" and proposal["source"] == "chat: standup"
-        assert proposal["status"] in ("new", "replaces", "older", "known")
+        assert proposal["status"] in ("new", "replaces", "older", "known", "confirms")
     assert client.get("/v1/metis/knowledge-bases/team/memory").json()["count"] == 0

@@ -6,7 +6,12 @@ before said_again existed.
 
 from __future__ import annotations
 
-from astralyx.metis.memory.store import MemoryStore
+import json
+
+from astralyx.config import Settings
+from astralyx.core import Astralyx
+from astralyx.metis.memory.facts import FactIn
+from astralyx.metis.memory.store import JOURNAL, MemoryStore
 
 from .conftest import files
 from .test_rules import fact, keep
@@ -226,3 +231,23 @@ def test_a_split_keeps_same_day_facts_in_the_order_they_were_kept(client, team):
         (GLOBEX, "2024-03-20", None, [], None),
     ]
     assert MemoryStore(team.folder).repair() == []  # a restart reads the same memory
+
+
+def test_a_split_interrupted_by_a_crash_is_finished_at_start(core, client, team):
+    keep(client, ana(ACME, "2024-03-01"), ana(ACME, "2024-03-20"))
+    store = MemoryStore(team.folder)
+    # The split's file operations, as keeping Globex would write them; the crash comes after the first.
+    _, before, after = core.memory._plan(store, [FactIn.model_validate(ana(GLOBEX, "2024-03-10"))])
+    ops = store.ops_for(before, after)
+    assert len(ops) >= 3  # the Acme of 03-01 rewritten, Globex and the Acme of 03-20 written
+    (team.folder / JOURNAL).write_text(json.dumps({"ops": ops}))
+    (team.folder / ops[0][0]).parent.mkdir(parents=True, exist_ok=True)
+    (team.folder / ops[0][0]).write_text(ops[0][1])
+    fresh = Astralyx(Settings.load(core.home))
+    try:
+        fresh.memory.repair_interrupted()
+    finally:
+        fresh.close()
+    assert not (team.folder / JOURNAL).exists()
+    assert timeline(client) == SPLIT
+    assert len(files(team.folder)) == 3
