@@ -10,7 +10,6 @@ import pytest
 from astralyx.errors import Invalid
 from astralyx.metis.memory import prompt
 from astralyx.metis.memory.extract import Unreadable, clean, conversation, parse_answer, windows
-from astralyx.metis.memory.secrets import find_secret
 
 FACT = {"subject": "Ana", "attribute": "role", "fact": "Ana works in research.", "message": 1}
 CLEAN = json.dumps({"facts": [FACT]})
@@ -121,7 +120,7 @@ def test_clean_dates_from_the_cited_message_dedupes_and_leaves_secrets_out():
         {"subject": "Wifi", "attribute": "password", "fact": "Tr0ub4dor&3xq", "message": 1},  # a secret only together
         {"subject": "", "attribute": "role", "fact": "Nobody.", "message": 1},
     ]
-    out = clean(raw, lines, source="chat: standup", find_secret=find_secret)
+    out = clean(raw, lines, source="chat: standup")
     assert out.facts == [
         {"subject": "Ana", "attribute": "role", "fact": "Ana works in research.", "said_at": "2026-10-12",
          "source": "chat: standup"},
