@@ -1,8 +1,14 @@
-"""False positives of the secret detector on ordinary facts: LoCoMo's observations.
+"""The secret detector, both sides: secrets said in everyday words refused, ordinary facts kept.
 
-Every observation in LoCoMo (../shared/data/locomo/locomo10.json, `observation`) is an ordinary fact
-about a person, with dates, ages, prices and counts; none is a secret. Each one the detector refuses
-is a false positive. Also checks a small set of real secret shapes is still caught.
+- Recall on a held-out set (bench/data/secrets_heldout.tsv): secrets in natural sentences, by kind and
+  language, written after the detector was last changed and never tuned on; and on rounds 1 to 3
+  (secrets_round1.tsv …), held out when first measured, then used to improve it.
+  A row starting "(source)" puts the sentence in a fact's source; "(fact) attribute | sentence" gives
+  the attribute and the fact apart, as a person or the extractor would.
+- False positives on ordinary facts: every observation and chat message of LoCoMo
+  (../shared/data/locomo/locomo10.json) and generated facts with numbers (dates, phone, order and
+  version numbers, prices, commit ids), in English and in several languages (bench/data/ordinary_facts.tsv),
+  many of them near a secret's words ("the password manager is …", "the PIN pad is broken").
 
     .venv/bin/python bench/secrets_fp.py [path/to/locomo10.json]
 """
@@ -14,9 +20,10 @@ import sys
 import time
 from pathlib import Path
 
-from astralyx.metis.memory.secrets import find_secret
+from astralyx.metis.memory.secrets import find_secret, find_secret_in_fact
 
 DEFAULT = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "locomo" / "locomo10.json"
+DATA = Path(__file__).resolve().parent / "data"
 
 SECRETS = [
     "My password is hunter2.",
@@ -73,6 +80,61 @@ def number_facts(count: int = 400) -> list[str]:
     return out
 
 
+def _rows(name: str) -> list[list[str]]:
+    lines = (DATA / name).read_text(encoding="utf-8").splitlines()
+    return [line.split("\t") for line in lines if line.strip() and not line.startswith("#")]
+
+
+def _numbers(rng) -> dict:
+    return dict(
+        n1=rng.randint(1, 9), n2=rng.randint(10, 99), n3=rng.randint(100, 999), n4=rng.randint(1000, 9999),
+        n6=rng.randint(10**5, 10**6 - 1), n8=rng.randint(10**7, 10**8 - 1), n13=rng.randint(10**12, 10**13 - 1),
+        y=rng.randint(1990, 2030), m=rng.randint(1, 12), d=rng.randint(1, 28), h=rng.randint(0, 23),
+        mi=rng.randint(0, 59), hex="".join(rng.choice("0123456789abcdef") for _ in range(40)),
+    )
+
+
+def ordinary_multilingual(per_template: int = 4) -> list[tuple[str, str]]:
+    """(language, fact) from the templates of bench/data/ordinary_facts.tsv, each filled a few times."""
+    import random
+
+    rng = random.Random(11)
+    return [(lang, template.format(**_numbers(rng))) for lang, template in _rows("ordinary_facts.tsv")
+            for _ in range(per_template)]
+
+
+def refused(row: str) -> str | None:
+    """The reason a held-out row is refused, read the way the memory reads a fact."""
+    if row.startswith("(source) "):
+        found = find_secret_in_fact("Ana", "note", "Ana said something.", row.removeprefix("(source) "))
+    elif row.startswith("(fact) "):
+        attribute, fact = row.removeprefix("(fact) ").split(" | ", 1)
+        found = find_secret_in_fact("office", attribute, fact)
+    else:
+        found = find_secret_in_fact("Ana", "note", row)
+    return found[0] if found else None
+
+
+def held_out(name: str) -> None:
+    from collections import defaultdict
+
+    by_kind: dict[str, list[bool]] = defaultdict(list)
+    by_lang: dict[str, list[bool]] = defaultdict(list)
+    missed = []
+    for kind, lang, text in _rows(name):
+        hit = refused(text) is not None
+        by_kind[kind].append(hit)
+        by_lang[lang].append(hit)
+        if not hit:
+            missed.append(f"  [{kind}/{lang}] {text}")
+    total = [h for hits in by_kind.values() for h in hits]
+    print(f"{name}: refused {sum(total)}/{len(total)} = {100 * sum(total) / len(total):.1f}%")
+    print("  by kind: " + ", ".join(f"{k} {sum(v)}/{len(v)}" for k, v in by_kind.items()))
+    print("  by language: " + ", ".join(f"{k} {sum(v)}/{len(v)}" for k, v in sorted(by_lang.items())))
+    for line in missed:
+        print("  missed" + line)
+
+
 def messages(path: Path) -> list[str]:
     """Every chat message of LoCoMo's conversations: ordinary talk, never a secret."""
     out = []
@@ -108,11 +170,24 @@ def measure(name: str, texts: list[str]) -> float:
 def main() -> None:
     path = Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT
     find_secret("warm up")  # loads detect-secrets' plugins once
-    measure("LoCoMo observations (facts)", observations(path))
-    measure("LoCoMo chat messages", messages(path))
-    measure("ordinary facts with numbers", number_facts())
+    held_out("secrets_heldout.tsv")
+    held_out("secrets_round3.tsv")
+    held_out("secrets_round2.tsv")
+    held_out("secrets_round1.tsv")
     caught = sum(find_secret(s) is not None for s in SECRETS)
-    print(f"secrets caught: {caught}/{len(SECRETS)}")
+    print(f"secret shapes caught: {caught}/{len(SECRETS)}")
+    if path.exists():
+        measure("LoCoMo observations (facts)", observations(path))
+        measure("LoCoMo chat messages", messages(path))
+    else:
+        print(f"LoCoMo not found at {path}: pass its path to measure on it")
+    measure("ordinary facts with numbers (en)", number_facts())
+    multilingual = ordinary_multilingual()
+    measure(f"ordinary facts near secret words ({len({lang for lang, _ in multilingual})} languages)",
+            [fact for _, fact in multilingual])
+    measure("ordinary sentences near secret words, held out", [text for _, text in _rows("ordinary_heldout.tsv")])
+    for n in (3, 2):
+        measure(f"ordinary sentences near secret words, round {n}", [text for _, text in _rows(f"ordinary_round{n}.tsv")])
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ from ...errors import AstralyxError, BadGateway, Conflict, Invalid, TooLarge, Un
 from ...util import iso
 from . import prompt
 from .prompt import Line
+from .secrets import find_secret_in_fact
 
 # Without a context length from the runtime, assume Ollama's default window (4096 tokens).
 DEFAULT_CONTEXT_TOKENS = 4096
@@ -239,7 +240,7 @@ class Proposals:
     dropped: int = 0  # items the model gave that were not facts (missing fields)
 
 
-def clean(raw: list[dict], lines: list[Line], *, source: str, find_secret) -> Proposals:
+def clean(raw: list[dict], lines: list[Line], *, source: str) -> Proposals:
     """Proposals from the model's facts: complete, deduplicated, dated from their message, no secrets."""
     by_number = {line.number: line for line in lines}
     last = lines[-1]
@@ -256,8 +257,9 @@ def clean(raw: list[dict], lines: list[Line], *, source: str, find_secret) -> Pr
         if key in seen:
             continue
         seen.add(key)
-        # Each field as the memory checks it when keeping, and together ("password" / "is hunter2").
-        if any(find_secret(text) is not None for text in (subject, attribute, fact, f"{subject} {attribute}: {fact}")):
+        # As the memory checks it when keeping: each field, and the attribute as the secret's name
+        # ("wifi password" / "It is sunflower42.").
+        if find_secret_in_fact(subject, attribute, fact) is not None:
             out.left_out_secrets += 1
             continue
         number = item.get("message")
@@ -347,9 +349,7 @@ class Extractor:
         for part in parts:
             raw.extend(self._read(model, deployment, part, today=today, known=known, max_tokens=answer_tokens, call=call))
 
-        from .secrets import find_secret
-
-        proposals = clean(raw, lines, source=source, find_secret=find_secret)
+        proposals = clean(raw, lines, source=source)
         facts = self._preview(actor, base_name, proposals.facts)
         return {
             "knowledge_base": base_name,

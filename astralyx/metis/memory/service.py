@@ -23,7 +23,7 @@ from ...locks import folder_lock
 from ...util import iso, new_id
 from ..bases import KnowledgeBase, KnowledgeBases
 from .facts import ID_RE, MAX_FACT, Fact, FactIn, moment, normalize_said_at
-from .secrets import find_secret
+from .secrets import find_secret_in_fact
 from .store import JOURNAL, MemoryStore
 from .timeline import CONFIRMS, KNOWN, OLDER, REPLACES, held_on, key_of, norm_name, place, settle
 
@@ -330,7 +330,7 @@ class Memory:
             changes["said_at"] = normalize_said_at(said_at)
         if not changes:
             raise BadRequest('Send {"fact": "the corrected sentence"}', code="INVALID_FACT")
-        refuse_secret(changes.get("fact", ""), changes.get("source", ""), where="the correction")
+        refuse_secret("", "", changes.get("fact", ""), changes.get("source", ""), where="the correction")
         check_id(fact_id)
         with folder_lock(base.folder):
             store = self.store(base)
@@ -401,17 +401,17 @@ def check_id(fact_id: str) -> None:
         raise NotFound(f"{fact_id!r} is not a fact id (f_ and 16 hex digits)", code="FACT_NOT_FOUND")
 
 
-def refuse_secret(*texts: str, where: str) -> None:
-    for text in texts:
-        reason = find_secret(text) if text else None
-        if reason:
-            # The message never repeats the text: it must not reach a log either.
-            raise Invalid(
-                f"{where} looks like {reason}: secrets are never kept in a memory, and nothing of it was written. "
-                "Keep it in a password manager, or reword the fact without it",
-                code="FACT_SENSITIVE",
-                details={"reason": reason, "where": where},
-            )
+def refuse_secret(subject: str, attribute: str, fact: str, source: str, *, where: str) -> None:
+    found = find_secret_in_fact(subject, attribute, fact, source)
+    if found:
+        reason, field = found
+        # The message never repeats the text: it must not reach a log either.
+        raise Invalid(
+            f"{where} looks like {reason} (in its {field}): secrets are never kept in a memory, and nothing of it "
+            "was written. Keep it in a password manager, or reword the fact without it",
+            code="FACT_SENSITIVE",
+            details={"reason": reason, "where": where, "field": field},
+        )
 
 
 def as_of_moment(value: str) -> datetime:

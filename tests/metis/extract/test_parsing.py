@@ -10,7 +10,6 @@ import pytest
 from astralyx.errors import Invalid
 from astralyx.metis.memory import prompt
 from astralyx.metis.memory.extract import Unreadable, clean, conversation, parse_answer, windows
-from astralyx.metis.memory.secrets import find_secret
 
 FACT = {"subject": "Ana", "attribute": "role", "fact": "Ana works in research.", "message": 1}
 CLEAN = json.dumps({"facts": [FACT]})
@@ -119,17 +118,22 @@ def test_clean_dates_from_the_cited_message_dedupes_and_leaves_secrets_out():
         {"subject": "Launch", "attribute": "date", "fact": "Said somewhere.", "message": 99},  # no such message
         {"subject": "Ana", "attribute": "password", "fact": "Ana's password is hunter2xyz.", "message": 1},
         {"subject": "Wifi", "attribute": "password", "fact": "Tr0ub4dor&3xq", "message": 1},  # a secret only together
+        {"subject": "Front door", "attribute": "door code", "fact": "It is 4417.", "message": 1},
+        {"subject": "Ana", "attribute": "bank", "fact": "Ana's IBAN is DE89 3704 0044 0532 0130 00.", "message": 1},
+        {"subject": "Ana", "attribute": "password manager", "fact": "Ana's password manager is Bitwarden.", "message": 2},
         {"subject": "", "attribute": "role", "fact": "Nobody.", "message": 1},
     ]
-    out = clean(raw, lines, source="chat: standup", find_secret=find_secret)
+    out = clean(raw, lines, source="chat: standup")
     assert out.facts == [
         {"subject": "Ana", "attribute": "role", "fact": "Ana works in research.", "said_at": "2026-10-12",
          "source": "chat: standup"},
         {"subject": "Launch", "attribute": "date", "fact": "The launch is on Friday 16 October.", "said_at": "2026-10-13",
          "source": "chat: standup"},
         {"subject": "Launch", "attribute": "date", "fact": "Said somewhere.", "said_at": "2026-10-13", "source": "chat: standup"},
+        {"subject": "Ana", "attribute": "password manager", "fact": "Ana's password manager is Bitwarden.",
+         "said_at": "2026-10-13", "source": "chat: standup"},
     ]
-    assert out.left_out_secrets == 2
+    assert out.left_out_secrets == 4
     assert out.dropped == 1
 
 

@@ -126,6 +126,23 @@ def test_secrets_are_refused_and_nothing_is_written(client, team, home, secret, 
     assert files(team.folder) == before
 
 
+@pytest.mark.parametrize(
+    ("attribute", "text", "source", "field"),
+    [
+        ("wifi password", "It is sunflower42.", "chat", "fact"),
+        ("door code", "4417", "chat", "fact"),
+        ("role", "Ana leads the data team.", "email from IT: the new password is Welcome2026!", "source"),
+    ],
+)
+def test_a_secret_given_by_the_attribute_or_in_the_source_is_refused(client, team, attribute, text, source, field):
+    item = fact("Ana", attribute, text, "2026-09-01")
+    item["source"] = source
+    r = client.post(URL, json={"facts": [item]})
+    assert r.status_code == 422 and r.json()["error"]["code"] == "FACT_SENSITIVE", r.text
+    assert r.json()["error"]["details"]["field"] == field
+    assert files(team.folder) == {}
+
+
 def test_ordinary_facts_with_numbers_are_kept(client, team):
     out = keep(
         client,
