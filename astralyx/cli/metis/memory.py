@@ -48,15 +48,22 @@ def memory(state: State, base: str, history: bool, as_of: str | None, as_json: b
         width = max(len(f["attribute"]) for f in group["facts"])
         for fact in group["facts"]:
             click.echo(
-                f"  {fact['attribute']:<{width}}  {fact['fact']}  ({_day(fact['said_at'])}, {fact['source']})  {fact['id']}"
+                f"  {fact['attribute']:<{width}}  {fact['fact']}  ({_day(fact['said_at'])}{_again(fact)}, {fact['source']})"
+                f"  {fact['id']}"
             )
             for old in fact.get("replaced", []):
                 period = f"{_day(old['said_at'])} – {_day(old.get('until'))}"
-                click.echo(f"  {'':<{width}}  was: {old['fact']}  ({period}, {old['source']})  {old['id']}")
+                click.echo(f"  {'':<{width}}  was: {old['fact']}  ({period}{_again(old)}, {old['source']})  {old['id']}")
     summary = f"{data['count']} fact(s)"
     if history:
         summary += f", {data.get('history_count', 0)} in the history"
     click.echo(summary)
+
+
+def _again(fact: dict) -> str:
+    """", said again 2024-03-20" for a fact said more than once."""
+    dates = fact.get("said_again") or []
+    return f", said again {', '.join(_day(d) for d in dates)}" if dates else ""
 
 
 @metis.command("forget")

@@ -83,7 +83,7 @@ def show(proposal: dict[str, Any]) -> None:
     status = proposal.get("status", "new")
     label = {"replaces": "new"}.get(status, status)
     when = str(proposal.get("said_at") or "")[:10]
-    colour = {"new": "green", "older": "yellow", "known": "bright_black"}.get(label)
+    colour = {"new": "green", "older": "yellow", "known": "bright_black", "confirms": "bright_black"}.get(label)
     click.echo(
         click.style(f"{label:<4}", fg=colour)
         + f" {proposal['subject']} — {proposal['attribute']}: {proposal['fact']}  ({when}, {proposal['source']})"
@@ -95,6 +95,8 @@ def show(proposal: dict[str, Any]) -> None:
         click.echo(f"{INDENT}older than what holds now: {current['fact']} ({str(current.get('said_at') or '')[:10]})")
     elif status == "known":
         click.echo(f"{INDENT}known already: not kept unless you select it")
+    elif status == "confirms":
+        click.echo(f"{INDENT}known already, said on another date: selecting it records that saying")
 
 
 def summary(answer: dict[str, Any]) -> str:
@@ -109,8 +111,10 @@ def summary(answer: dict[str, Any]) -> str:
         parts.append(f"{replaced} replaced {'an older fact' if replaced == 1 else 'older facts'}")
     if older:
         parts.append(f"{older} went to the history (said before what holds now)")
+    confirmed = answer.get("confirmed", 0)
     if known:
-        parts.append(f"{known} {'was' if known == 1 else 'were'} known already")
+        said = f" ({confirmed} said again on another date: recorded)" if confirmed else ""
+        parts.append(f"{known} {'was' if known == 1 else 'were'} known already{said}")
     return "; ".join(parts)
 
 

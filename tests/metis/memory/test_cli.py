@@ -68,3 +68,11 @@ def test_errors_are_one_line(astra, kept):
     astra("metis", "create", "handbook")
     docs = astra("metis", "memory", "handbook", ok=False)
     assert docs.exit_code == 1 and "NOT_A_MEMORY" in docs.output
+
+
+def test_a_fact_said_again_is_recorded_and_shown(astra, kept):
+    out = astra("metis", "remember", "team", "--subject", "Bruno", "--attribute", "city",
+                "--fact", "Bruno lives in Recife.", "--said", "2026-11-20").output
+    assert "known already (1 said again on another date: recorded)" in out, out
+    out = astra("metis", "memory", "team").output
+    assert "Bruno lives in Recife.  (2026-10-01 08:30, said again 2026-11-20, by hand)" in out
