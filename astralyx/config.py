@@ -25,6 +25,10 @@ class Settings:
         default=2 * 1024 * 1024,
         metadata={"help": "Largest JSON request body accepted; larger gets 413."},
     )
+    scale_to_zero_after: float = field(
+        default=900.0,
+        metadata={"help": "Seconds a deployment that scales to zero (resources.min 0) stays loaded after its last call."},
+    )
     edge: bool = field(
         default=False,
         metadata={"help": "An edge gateway: built-in knowledge tools answer as unavailable."},
@@ -64,6 +68,8 @@ def _coerce(value: Any, kind: type) -> Any:
         return value.strip().lower() in ("1", "true", "yes", "on")
     if kind is int and isinstance(value, str):
         return int(value)
+    if kind is float and isinstance(value, (str, int)):
+        return float(value)
     if issubclass(kind, Path):
         return Path(value).expanduser()
     return value

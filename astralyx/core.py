@@ -41,9 +41,9 @@ class Astralyx:
         self.workspaces = Workspaces(self.db)
         self.keys = Keys(self.db)
         self.models = Models(self.home)
-        self.deployments = Deployments(self.db, self.models)
+        self.deployments = Deployments(self.db, self.models, self.workspaces)
         # Deployments made real: one loaded embedder / chat model per deployment.
-        self.runtimes = Runtimes(self.deployments, self.models)
+        self.runtimes = Runtimes(self.deployments, self.models, scale_to_zero_after=self.settings.scale_to_zero_after)
         self.bases = KnowledgeBases(self.db, self.home, self.deployments)
         self.notes = Notes(self.bases)
         # Search: the per-base index follows notes as they change; documents come from sources and uploads.

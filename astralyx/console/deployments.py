@@ -46,9 +46,24 @@ async def show_deployment(ctx: Ctx) -> Response:
     return ctx.render("eos/show.html", dep=dep, health=health, tab="overview")
 
 
+@page
+async def set_sharing(ctx: Ctx) -> Response:
+    name = ctx.request.path_params["name"]
+    form = await ctx.form()
+    workspace = str(form.get("workspace") or "").strip()
+    if not workspace:
+        raise AstralyxError("Name the workspace to share with", code="INVALID_SPEC", status=422)
+    stop = form.get("stop") is not None
+    dep = await ctx.call(ctx.core.deployments.share, ctx.actor, name, workspace, stop=stop)
+    message = (f"{name} is no longer shared with {workspace}" if stop
+               else f"Shared {name} with {workspace}: its keys call it as {dep.workspace}/{name}")
+    return ctx.redirect(f"/eos/deployments/{name}#sharing", message)
+
+
 routes = [
     Route("/eos/deployments", list_deployments, methods=["GET"]),
     Route("/eos/deployments/{name}", show_deployment, methods=["GET"]),
+    Route("/eos/deployments/{name}/sharing", set_sharing, methods=["POST"]),
 ]
 
 

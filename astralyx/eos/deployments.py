@@ -9,12 +9,13 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..auth.actor import Actor
-from ..auth.roles import DEPLOYMENTS_READ, DEPLOYMENTS_UPDATE
+from ..auth.roles import DEPLOYMENTS_CALL, DEPLOYMENTS_READ, DEPLOYMENTS_UPDATE
 from ..errors import Invalid, NotFound
 from ..sqlite import Database
 from ..util import check_name, iso
 
 if TYPE_CHECKING:
+    from ..auth import Workspaces
     from .catalog import Models
 
 SCHEMA = """
@@ -47,9 +48,15 @@ class UpstreamRuntime(BaseModel):
 
 class Resources(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    cpu: bool = True
-    min: int = Field(default=1, ge=0)
-    max: int = Field(default=1, ge=1)
+    cpu: bool = Field(default=True, description="Runs on CPUs only")
+    min: int = Field(default=1, ge=0, description="Fewest replicas; 0 scales to zero when idle")
+    max: int = Field(default=1, ge=1, description="Most replicas")
+
+    @property
+    def scales_to_zero(self) -> bool:
+        """Unloaded after an idle time; woken by the next call through the API, not by the workspace's own
+        network (a memory's extractor, a base's embedding)."""
+        return self.min == 0
 
 
 class DeploymentSpec(BaseModel):
@@ -59,6 +66,11 @@ class DeploymentSpec(BaseModel):
     runtime: EmbeddedRuntime | UpstreamRuntime = Field(default_factory=EmbeddedRuntime, discriminator="type")
     resources: Resources = Field(default_factory=Resources)
     tools: list[dict[str, Any]] = Field(default_factory=list)
+    shared_with: list[str] = Field(
+        default_factory=list,
+        description="Workspaces whose keys may call it, as \"model\": \"<this workspace>/<name>\"; its tools then "
+        "search and save to this workspace's bases",
+    )
 
 
 class Deployment(BaseModel):
@@ -105,9 +117,10 @@ def _validation_message(what: str, e: ValidationError) -> str:
 class Deployments:
     """The registry of deployments. How they run is the runtimes' business (eos/runtimes)."""
 
-    def __init__(self, db: Database, models: Models | None = None) -> None:
+    def __init__(self, db: Database, models: Models | None = None, workspaces: Workspaces | None = None) -> None:
         self.db = db
         self.models = models
+        self.workspaces = workspaces
         # Called with (workspace, name) after a deployment changed or was deleted (the runtimes drop it).
         self.listeners: list[Callable[[str, str], None]] = []
         # Called with (workspace, spec) before a spec is written: each may refuse it (raise) or
@@ -121,6 +134,7 @@ class Deployments:
             workspace = actor.workspace
         check_name(name, "Deployment")
         self.check(spec)
+        spec = self._check_sharing(workspace, spec)
         for validator in self.validators:
             spec = validator(workspace, spec)
         stamp = iso()
@@ -157,6 +171,57 @@ class Deployments:
             )
         if model.kind != spec.kind:
             raise Invalid(f"{model.name} is an {model.kind} model: set kind to {model.kind!r}", code="WRONG_MODEL_KIND")
+
+    def _check_sharing(self, workspace: str, spec: DeploymentSpec) -> DeploymentSpec:
+        names = []
+        for other in spec.shared_with:
+            check_name(other, "Workspace")
+            if other == workspace:
+                raise Invalid(f"{workspace!r} is the deployment's own workspace: share it with another one",
+                              code="INVALID_SPEC")
+            if self.workspaces is not None and not self.workspaces.exists(other):
+                raise Invalid(f"No workspace {other!r} to share with (`astra workspaces` lists them)",
+                              code="WORKSPACE_NOT_FOUND")
+            if other not in names:
+                names.append(other)
+        return spec.model_copy(update={"shared_with": sorted(names)})
+
+    def share(self, actor: Actor, name: str, workspace: str, *, stop: bool = False) -> Deployment:
+        """Let `workspace`'s keys call the deployment (or stop at once). Its tools then search and save as
+        this workspace: the doc's warning, said on the deployment's pages."""
+        dep = self.get(actor, name)
+        actor.require(DEPLOYMENTS_UPDATE)
+        shared = [w for w in dep.spec.shared_with if w != workspace] + ([] if stop else [workspace])
+        return self.put(actor, actor.workspace, name, dep.spec.model_copy(update={"shared_with": shared}))
+
+    def callable(self, actor: Actor, model: str) -> Deployment:
+        """The deployment a caller's `"model"` names: its own workspace's `<name>`, or `<owner>/<name>` shared
+        with its workspace. Anything else is not found, so a workspace learns nothing of the others."""
+        actor.require(DEPLOYMENTS_CALL)
+        owner, _, name = model.rpartition("/")
+        dep = None
+        if not owner or owner == actor.workspace:
+            dep = self.find(actor.workspace, name)
+        else:
+            shared = self.find(owner, name)
+            dep = shared if shared is not None and actor.workspace in shared.spec.shared_with else None
+        if dep is None:
+            raise NotFound(
+                f"No deployment {model!r} in workspace {actor.workspace!r}: \"model\" is a deployment's name, or "
+                "<workspace>/<name> for one shared with you (`astra eos deployments` and GET /v1/models list them)",
+                code="DEPLOYMENT_NOT_FOUND",
+            )
+        return dep
+
+    def shared_with_me(self, actor: Actor) -> list[Deployment]:
+        """Other workspaces' deployments this one's keys may call."""
+        actor.require(DEPLOYMENTS_CALL)
+        rows = self.db.query(
+            "SELECT * FROM deployments WHERE workspace != ? AND EXISTS "
+            "(SELECT 1 FROM json_each(spec, '$.shared_with') WHERE value = ?) ORDER BY workspace, name",
+            (actor.workspace, actor.workspace),
+        )
+        return [self._row(r) for r in rows]
 
     def _changed(self, workspace: str, name: str) -> None:
         for listener in self.listeners:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..auth.actor import Actor
 from ..auth.roles import DEPLOYMENTS_CALL
-from ..errors import AstralyxError, Invalid, NotFound
+from ..errors import AstralyxError, Invalid
 from ..util import iso, new_id, now
 from . import tools as tool_specs
 from .deployments import Deployment
@@ -140,13 +140,8 @@ class Gateway:
             raise Invalid('"messages" must be a non-empty list of messages', code="INVALID_REQUEST")
         if body.get("n") not in (None, 1):
             raise Invalid('"n" must be 1: the gateway answers one choice', code="INVALID_REQUEST")
-        dep = self.core.deployments.find(actor.workspace, name)
-        if dep is None:
-            raise NotFound(
-                f"No deployment {name!r} in workspace {actor.workspace!r}: \"model\" is a deployment's name "
-                "(`astra eos deployments` lists them)",
-                code="DEPLOYMENT_NOT_FOUND",
-            )
+        # One of the workspace's deployments, or <owner>/<name> shared with it: the tools then work in the owner's.
+        dep = self.core.deployments.callable(actor, name)
         if dep.spec.kind != "chat":
             raise Invalid(f"Deployment {name!r} is an {dep.spec.kind} deployment: chat needs a chat deployment",
                           code="WRONG_DEPLOYMENT_KIND")
@@ -178,11 +173,11 @@ class Gateway:
         else:
             request.pop("tool_choice", None)
             request.pop("parallel_tool_calls", None)
-        model = self.core.runtimes.chat(actor.workspace, dep.name)
+        model = self.core.runtimes.chat(dep.workspace, dep.name, wake=True)  # a call through the API wakes it
         include_usage = bool((body.get("stream_options") or {}).get("include_usage")) if isinstance(
             body.get("stream_options"), dict) else False
         return Turn(actor, dep, model, builtins, client_names, conversation, request,
-                    self._restore(actor.workspace, dep.name, messages), include_usage)
+                    self._restore(dep.workspace, dep.name, messages), include_usage)
 
     # -- not streaming -----------------------------------------------------------
     def complete(self, turn: Turn) -> dict[str, Any]:

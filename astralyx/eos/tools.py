@@ -233,6 +233,8 @@ def listing(deployment: Any) -> dict[str, Any]:
         "deployment": deployment.name,
         "tools": [t.to_dict() for t in tools],
         "readable_by_callers": searched,
+        # Other workspaces whose keys can have the model search (and save) through it.
+        "shared_with": list(deployment.spec.shared_with),
         "warning": readable_warning(deployment.name, searched),
     }
 

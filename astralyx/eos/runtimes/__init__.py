@@ -3,11 +3,14 @@
 `Runtimes` turns a deployment into something to call, behind one interface:
 
     core.runtimes.embedder(workspace, deployment) -> Embedder
-    core.runtimes.chat(workspace, deployment) -> ChatModel
+    core.runtimes.chat(workspace, deployment, wake=True) -> ChatModel
     core.runtimes.health(workspace, deployment) -> {"ok": bool, "detail": str}
 
 One loaded instance per deployment, kept while its spec stays the same (a PUT or a
-DELETE drops it).
+DELETE drops it). A deployment that scales to zero (resources.min 0) is unloaded after
+`scale_to_zero_after` idle seconds; then only a call through the API wakes it (`wake=True`:
+/v1/chat/completions, /v1/embeddings, the console's playground), while the workspace's own
+network (a base's embedding, a memory's extractor) is answered DEPLOYMENT_SCALED_TO_ZERO.
 """
 
 from __future__ import annotations
@@ -43,20 +46,22 @@ MAX_INPUT_CHARS = 100_000
 
 
 class Runtimes:
-    def __init__(self, deployments: Deployments, models: Models) -> None:
+    def __init__(self, deployments: Deployments, models: Models, *, scale_to_zero_after: float = 900.0) -> None:
         self.deployments = deployments
         self.models = models
+        self.scale_to_zero_after = scale_to_zero_after
         self._cache: dict[tuple[str, str], tuple[str, Any]] = {}
+        self._used: dict[tuple[str, str], float] = {}  # when a deployment that scales to zero was last called
         self._locks: dict[tuple[str, str], threading.Lock] = {}
         self._guard = threading.Lock()
         deployments.listeners.append(self.drop)
 
     # -- the interface others code against ---------------------------------------
-    def embedder(self, workspace: str, deployment: str) -> Embedder:
-        return self._instance(workspace, deployment, "embedding")
+    def embedder(self, workspace: str, deployment: str, *, wake: bool = False) -> Embedder:
+        return self._instance(workspace, deployment, "embedding", wake=wake)
 
-    def chat(self, workspace: str, deployment: str) -> ChatModel:
-        return self._instance(workspace, deployment, "chat")
+    def chat(self, workspace: str, deployment: str, *, wake: bool = False) -> ChatModel:
+        return self._instance(workspace, deployment, "chat", wake=wake)
 
     def health(self, workspace: str, deployment: str) -> dict[str, Any]:
         dep = self._find(workspace, deployment)
@@ -64,20 +69,27 @@ class Runtimes:
         if runtime.type == "upstream":
             return self._upstream(dep).health()
         cached = self._cache.get((workspace, deployment))
+        zero = dep.spec.resources.scales_to_zero
         if cached is not None and cached[0] == self._key(dep):
-            return {"ok": True, "detail": "loaded in process"}
+            idle = f" (scales to zero after {self.scale_to_zero_after:g} s idle)" if zero else ""
+            return {"ok": True, "detail": "loaded in process" + idle}
         model = self.models.resolve(dep.spec.model)
         if model is None:
             return {"ok": False, "detail": f"model {dep.spec.model!r} is not in the library (astra eos models)"}
         problem = self._embedded_problem(dep, model)
         if problem:
             return {"ok": False, "detail": problem}
+        if zero:
+            return {"ok": True, "scaled_to_zero": True,
+                    "detail": "scaled to zero: the next call through the API loads it (the workspace's own network "
+                    "does not wake it)"}
         return {"ok": True, "detail": "ready in process (loads on first call)"}
 
     def drop(self, workspace: str, deployment: str) -> None:
         """Forget the loaded instance (the deployment changed or is gone)."""
         with self._guard:
             self._cache.pop((workspace, deployment), None)
+            self._used.pop((workspace, deployment), None)
 
     # -- the OpenAI-compatible endpoints ------------------------------------------
     def embeddings(self, actor: Actor, body: dict[str, Any]) -> dict[str, Any]:
@@ -90,6 +102,7 @@ class Runtimes:
         name = body.get("model")
         if not isinstance(name, str) or not name:
             raise Invalid("Say which deployment embeds: \"model\": \"<deployment name>\"", code="INVALID_REQUEST")
+        dep = self.deployments.callable(actor, name)
         texts = body.get("input")
         if isinstance(texts, str):
             texts = [texts]
@@ -106,7 +119,7 @@ class Runtimes:
         input_type = body.get("input_type") or "query"
         if input_type not in ("query", "passage", "document"):
             raise Invalid("\"input_type\" is \"query\" or \"passage\"", code="INVALID_REQUEST")
-        embedder = self.embedder(actor.workspace, name)
+        embedder = self.embedder(dep.workspace, dep.name, wake=True)
         vectors = embedder.embed_queries(texts) if input_type == "query" else embedder.embed_passages(texts)
         dims = body.get("dimensions")
         if dims is not None:
@@ -123,17 +136,20 @@ class Runtimes:
         return {"object": "list", "data": data, "model": name, "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}
 
     def openai_models(self, actor: Actor) -> dict[str, Any]:
-        """GET /v1/models: the workspace's deployments, as OpenAI models."""
+        """GET /v1/models: the workspace's deployments, and those shared with it as <workspace>/<name>."""
         actor.require(DEPLOYMENTS_READ)
-        return {"object": "list", "data": [self._openai_model(d) for d in self.deployments.list(actor)]}
+        own = [self._openai_model(d, actor) for d in self.deployments.list(actor)]
+        return {"object": "list", "data": own + [self._openai_model(d, actor) for d in self.deployments.shared_with_me(actor)]}
 
     def openai_model(self, actor: Actor, name: str) -> dict[str, Any]:
-        return self._openai_model(self.deployments.get(actor, name))
+        actor.require(DEPLOYMENTS_READ)
+        return self._openai_model(self.deployments.callable(actor, name), actor)
 
     @staticmethod
-    def _openai_model(dep: Deployment) -> dict[str, Any]:
+    def _openai_model(dep: Deployment, actor: Actor) -> dict[str, Any]:
         created = calendar.timegm(time.strptime(dep.created_at, "%Y-%m-%dT%H:%M:%SZ"))
-        return {"id": dep.name, "object": "model", "created": created, "owned_by": dep.workspace,
+        name = dep.name if dep.workspace == actor.workspace else f"{dep.workspace}/{dep.name}"
+        return {"id": name, "object": "model", "created": created, "owned_by": dep.workspace,
                 "kind": dep.spec.kind, "model": dep.spec.model}
 
     # -- loading --------------------------------------------------------------------
@@ -150,7 +166,7 @@ class Runtimes:
     def _key(dep: Deployment) -> str:
         return dep.spec.model_dump_json()
 
-    def _instance(self, workspace: str, deployment: str, kind: str) -> Any:
+    def _instance(self, workspace: str, deployment: str, kind: str, *, wake: bool) -> Any:
         dep = self._find(workspace, deployment)
         if dep.spec.kind != kind:
             raise Invalid(
@@ -160,9 +176,20 @@ class Runtimes:
                 code="WRONG_DEPLOYMENT_KIND",
             )
         key, spec_key = (workspace, deployment), self._key(dep)
+        zero = dep.spec.resources.scales_to_zero and dep.spec.runtime.type == "embedded"
         cached = self._cache.get(key)
         if cached is not None and cached[0] == spec_key:
+            if zero:
+                self._used[key] = time.monotonic()
             return cached[1]
+        if zero and not wake:
+            raise Unavailable(
+                f"Deployment {deployment!r} is scaled to zero, and calls on the workspace's own network (a base's "
+                "embedding, a memory's extractor) do not wake it: clear Scale to zero when idle (resources.min 1), "
+                "or keep one replica",
+                code="DEPLOYMENT_SCALED_TO_ZERO",
+                details={"deployment": deployment},
+            )
         with self._guard:
             lock = self._locks.setdefault(key, threading.Lock())
         with lock:  # one load per deployment, even when many ask at once
@@ -172,7 +199,32 @@ class Runtimes:
             instance = self._load(dep)
             with self._guard:
                 self._cache[key] = (spec_key, instance)
+                if zero:
+                    self._used[key] = time.monotonic()
+            if zero:
+                self._unload_when_idle(key, spec_key, self.scale_to_zero_after)
             return instance
+
+    def _unload_when_idle(self, key: tuple[str, str], spec_key: str, delay: float) -> None:
+        """Check again in `delay` seconds; unload the instance once it has not been called for the idle time.
+        (A call in progress keeps its instance: dropping it here only means the next call loads again.)"""
+
+        def check() -> None:
+            with self._guard:
+                cached = self._cache.get(key)
+                if cached is None or cached[0] != spec_key:
+                    return
+                idle = time.monotonic() - self._used.get(key, 0.0)
+                if idle >= self.scale_to_zero_after:
+                    self._cache.pop(key, None)
+                    self._used.pop(key, None)
+                    return
+                remaining = self.scale_to_zero_after - idle
+            self._unload_when_idle(key, spec_key, remaining)
+
+        timer = threading.Timer(max(delay, 0.01), check)
+        timer.daemon = True
+        timer.start()
 
     def _upstream(self, dep: Deployment):
         from .upstream import Upstream

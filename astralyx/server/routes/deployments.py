@@ -63,3 +63,16 @@ def put_deployment(
 def delete_deployment(name: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
     core.deployments.delete(actor, name)
     return {"deleted": name}
+
+
+@router.put("/{name}/shared-with/{workspace}")
+def share_deployment(name: str, workspace: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
+    """Share the deployment with another workspace: its keys call it as `<this workspace>/<name>`, and its
+    built-in tools then search and save to this workspace's bases."""
+    return core.deployments.share(actor, name, workspace).to_dict()
+
+
+@router.delete("/{name}/shared-with/{workspace}")
+def unshare_deployment(name: str, workspace: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
+    """Stop sharing: the other workspace's keys get 404 from the next call on."""
+    return core.deployments.share(actor, name, workspace, stop=True).to_dict()

@@ -30,11 +30,12 @@ def embeddings(
 
 @router.get("/models")
 def list_models(actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
-    """The workspace's deployments, as OpenAI models (`model` = deployment name)."""
+    """The workspace's deployments, as OpenAI models (`model` = deployment name), and those other workspaces
+    share with it (`model` = `<workspace>/<name>`)."""
     return core.runtimes.openai_models(actor)
 
 
-@router.get("/models/{name}")
+@router.get("/models/{name:path}")
 def get_model(name: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
     return core.runtimes.openai_model(actor, name)
 
