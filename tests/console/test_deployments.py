@@ -120,3 +120,39 @@ def test_deploy_a_library_model_on_an_upstream_server_and_undeploy_it(signed_in,
     page.get_by_role("button", name="Undeploy qwen3-4b").click()
     expect(page.get_by_role("status")).to_contain_text("Undeployed qwen3-4b")
     assert core.deployments.find("default", "qwen3-4b") is None
+
+
+def test_share_a_deployment_with_another_workspace(signed_in, live_server, shot):
+    page, core = signed_in, live_server.core
+    deploy(core, "chat", "chat")
+    make_bases(core, "handbook")
+    core.workspaces.create(None, "acme")
+    from astralyx.eos import tools as tool_specs
+
+    tool_specs.set_knowledge(OWNER, core.deployments, "chat", "handbook", search=True, save=False)
+
+    page.goto("/eos/deployments/chat")
+    expect(page.get_by_text("Not shared: only this workspace's people and keys may call it.")).to_be_visible()
+    share = page.get_by_role("form", name="Share with a workspace")
+    expect(share).to_contain_text("default/chat")
+    share.get_by_label("Share with workspace").fill("acme")
+    share.get_by_role("button", name="Share").click()
+    expect(page.get_by_role("status")).to_contain_text("Shared chat with acme: its keys call it as default/chat")
+    assert core.deployments.find("default", "chat").spec.shared_with == ["acme"]
+    shot(page, "deployment-sharing")
+
+    # The Tools tab says who can search through it.
+    page.get_by_role("link", name="Tools").click()
+    expect(page.get_by_text("Shared with acme: their keys can have its model search handbook through it as well."))\
+        .to_be_visible()
+
+    # A workspace that does not exist is refused with its code; stopping takes effect at once.
+    page.goto("/eos/deployments/chat")
+    share = page.get_by_role("form", name="Share with a workspace")
+    share.get_by_label("Share with workspace").fill("nowhere")
+    share.get_by_role("button", name="Share").click()
+    expect(page.get_by_role("alert")).to_contain_text("WORKSPACE_NOT_FOUND")
+    page.goto("/eos/deployments/chat")
+    page.get_by_role("button", name="Stop sharing with acme").click()
+    expect(page.get_by_role("status")).to_contain_text("chat is no longer shared with acme")
+    assert core.deployments.find("default", "chat").spec.shared_with == []
