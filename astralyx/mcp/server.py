@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .. import __version__
 from ..auth.actor import Actor
+from ..eos import knowledge
 from ..errors import AstralyxError, Invalid
 from ..metis.saves import check_note
 from ..metis.search import MAX_RESULTS
@@ -95,6 +96,8 @@ class RememberArgs(_Args):
 
 
 class FactArg(_Args):
+    # remember's proposals come as they are: what they say beside the fact (status, replaces, …) is not kept.
+    model_config = ConfigDict(extra="ignore")
     subject: str = Field(description="Who or what the fact is about (Ana, the launch)")
     attribute: str = Field(description="What about it (role, employer, deadline, preferred language)")
     fact: str = Field(description="The fact in one sentence (Ana works in research.)")
@@ -287,12 +290,22 @@ class Call:
                 with anyio.move_on_after(every):
                     await done.wait()
 
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(beat)
+        outcome: list[Any] = []
+
+        async def work() -> None:
             try:
-                return await anyio.to_thread.run_sync(fn)
+                outcome.append(await anyio.to_thread.run_sync(fn))
+            except Exception as e:  # raised below, as itself (not inside a task group's ExceptionGroup)
+                outcome.append(e)
             finally:
                 done.set()
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(beat)
+            tg.start_soon(work)
+        if isinstance(outcome[0], Exception):
+            raise outcome[0]
+        return outcome[0]
 
 
 class AstralyxMcp:
@@ -427,9 +440,7 @@ class AstralyxMcp:
             content = answer.content or {}
             _, save = await call.run(core.saves.save_draft, caller.actor, offer.name, draft.id,
                                      _text(content.get("title")), _text(content.get("text")))
-            from ..eos.knowledge import saved_answer
-
-            return {**saved_answer(save), "asked_first": True,
+            return {**knowledge.saved_answer(save), "asked_first": True,
                     "note": f"The person chose to save it: the note is saved in {offer.name}. They can undo it "
                             "under Saved by models."}
         if answer.action == "decline":
@@ -439,12 +450,10 @@ class AstralyxMcp:
         return self._draft_answer(call, draft, "The person closed the question without choosing. ")
 
     def _draft_answer(self, call: Call, draft: Any, why: str) -> dict[str, Any]:
-        from ..eos.knowledge import draft_answer
-
         page = f"/metis/knowledge-bases/{draft.knowledge_base}#drafts"
         request = getattr(call.ctx, "request", None)
         console = str(request.base_url).rstrip("/") + page if getattr(request, "base_url", None) else page
-        answer = draft_answer(draft)
+        answer = knowledge.draft_answer(draft)
         answer["where"] = {"console": console, **{k: draft.to_dict()[k] for k in ("save", "discard")}}
         answer["note"] = (why + "Nothing is saved yet: the note waits as a draft. Tell the person to save or discard it "
                           f"in the console, on the base's page under Drafts waiting ({console}).")
