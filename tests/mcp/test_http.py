@@ -146,3 +146,33 @@ def test_the_app_still_serves_without_its_lifespan_and_restarts(app):
         with TestClient(app, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}) as c:
             r = c.post("/mcp", json=INIT, headers=MCP_HEADERS)
             assert r.status_code == 200 and r.headers.get("mcp-session-id"), r.text
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_astra_mcp_relays_to_a_server_with_the_key(served, bases, core, home, mode):
+    import os
+    import sys
+
+    from mcp import Client, StdioServerParameters
+
+    from .conftest import ROOT
+
+    caller = key(core, "caller")
+    env = {"PYTHONPATH": str(ROOT), "PATH": os.environ.get("PATH", ""), "ASTRALYX_API": f"{served}/v1",
+           "ASTRALYX_TOKEN": caller}
+    params = StdioServerParameters(command=sys.executable, args=["-m", "astralyx", "mcp"], env=env, cwd=str(ROOT))
+    async with Client(params, read_timeout_seconds=60, mode=mode) as c:
+        names = [t.name for t in (await c.list_tools()).tools]
+        given = await c.call_tool("search_knowledge", {"query": "vacation"})
+        denied = await c.call_tool("recall", {"memory": "team"})
+    assert "search_knowledge" in names
+    assert result(given)["knowledge_base"] == "handbook"
+    assert given.meta["astralyx/receipt"]["receipt"]["caller"] != "local"  # the key called, not the machine's owner
+    assert error_of(denied)["details"]["permission"] == "knowledge-bases:read"
+    # Elicitation crosses the relay: the admin key's save is asked of the person.
+    env["ASTRALYX_TOKEN"] = ADMIN_TOKEN
+    params = StdioServerParameters(command=sys.executable, args=["-m", "astralyx", "mcp", "--base", "handbook"], env=env,
+                                   cwd=str(ROOT))
+    async with Client(params, read_timeout_seconds=60, mode=mode, elicitation_callback=answering("accept")) as c:
+        saved = await c.call_tool("save_to_knowledge", {"title": "Offsite", "text": "Porto."})
+    assert result(saved)["status"] == "saved" and result(saved)["knowledge_base"] == "handbook"
