@@ -257,7 +257,13 @@ class Call:
         return el is not None and (el.form is not None or el.url is None)
 
     def state(self) -> dict[str, Any] | None:
-        return self.server.sealer.open(self.params.request_state) if self.params.request_state else None
+        if not self.params.request_state:
+            return None
+        state = self.server.sealer.open(self.params.request_state)
+        if state.get("tool") != self.params.name:
+            raise Invalid(f"This request_state belongs to {state.get('tool')!r}, not {self.params.name!r}: call the tool "
+                          "again from the start", code="INVALID_STATE")
+        return state
 
     async def ask(self, key: str, message: str, schema: dict[str, Any], state: dict[str, Any]) -> types.ElicitResult:
         """The person's answer to a form; on 2026-07-28 the first round raises NeedInput."""
@@ -266,8 +272,8 @@ class Call:
             if isinstance(answer, types.ElicitResult):
                 return answer
             request = types.ElicitRequest(params=types.ElicitRequestFormParams(message=message, requested_schema=schema))
-            raise NeedInput(types.InputRequiredResult(input_requests={key: request},
-                                                      request_state=self.server.sealer.seal(state)))
+            sealed = self.server.sealer.seal({**state, "tool": self.params.name})
+            raise NeedInput(types.InputRequiredResult(input_requests={key: request}, request_state=sealed))
         return await self.ctx.session.elicit_form(message, schema, related_request_id=self.ctx.request_id)
 
     async def run(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:

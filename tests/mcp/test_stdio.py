@@ -269,3 +269,11 @@ async def test_two_clients_writing_to_one_memory_lose_nothing(home, bases):
     shared = next(g for g in everything["subjects"] if g["subject"] == "Shared")
     assert sorted(f["fact"] for f in shared["facts"]) == ["one wrote 7.", "two wrote 7."]
     assert everything["count"] == 18 and everything["history_count"] == 14
+
+
+async def test_a_request_state_not_ours_is_refused(home, bases):
+    # 2026-07-28: what a second round needs rides request_state, sealed by the server; a forged one is refused.
+    async with stdio(home) as c:
+        r = await c.session.call_tool("save_to_knowledge", {"base": "handbook", "title": "T", "text": "x"},
+                                      request_state="eyJkcmFmdCI6ICJkXzEifQ.0000", allow_input_required=True)
+    assert error_of(r)["code"] == "INVALID_STATE"
