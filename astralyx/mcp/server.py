@@ -121,11 +121,16 @@ class RecallArgs(_Args):
 
 
 def input_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """The model's JSON schema, with optional fields as plain types (some clients refuse anyOf with null)."""
+    """The model's JSON schema as every client can read it: nested models inlined (no $ref / $defs) and
+    optional fields as plain types (some clients refuse anyOf with null)."""
     schema = model.model_json_schema()
+    defs = schema.pop("$defs", {})
 
     def flatten(node: Any) -> Any:
         if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/$defs/"):
+                node = {**defs[ref.removeprefix("#/$defs/")], **{k: v for k, v in node.items() if k != "$ref"}}
             options = node.get("anyOf")
             if isinstance(options, list) and len(options) == 2 and {"type": "null"} in options:
                 other = next(o for o in options if o != {"type": "null"})

@@ -6,6 +6,8 @@ scripted OpenAI server). The chat deployment `chat` gives `handbook` to its call
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
 import os
 import socket
@@ -17,6 +19,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import anyio
 import mcp_types as types
 import pytest
 import uvicorn
@@ -37,9 +40,28 @@ MODES = ["legacy", "auto"]  # up to 2025-11-25 (initialize handshake) and 2026-0
 __all__ = ["ADMIN_TOKEN", "MODES", "facts", "result", "error_of"]
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
+    """Run `async def` tests with anyio, each in a thread of its own: a session's Playwright (the console
+    tests) keeps an event loop running in the main thread, where no other loop may start."""
+    fn = pyfuncitem.obj
+    if not inspect.iscoroutinefunction(fn):
+        return None
+    kwargs = {name: pyfuncitem.funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            anyio.run(functools.partial(fn, **kwargs))
+        except BaseException as e:  # handed to the test's own thread, to fail there
+            failure.append(e)
+
+    thread = threading.Thread(target=run, name=f"test {pyfuncitem.name}")
+    thread.start()
+    thread.join()
+    if failure:
+        raise failure[0]
+    return True
 
 
 @pytest.fixture

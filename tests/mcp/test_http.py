@@ -9,8 +9,6 @@ from starlette.testclient import TestClient
 
 from .conftest import ADMIN_TOKEN, MODES, answering, error_of, facts, http, result
 
-pytestmark = pytest.mark.anyio
-
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
     "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "curl", "version": "1"}}}
 MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}

@@ -13,8 +13,6 @@ from astralyx.eos.knowledge import CITE_NOTE, NOTHING_NOTE
 
 from .conftest import MODES, answering, error_of, facts, result, stdio
 
-pytestmark = pytest.mark.anyio
-
 
 async def test_tools_are_listed_with_annotations_and_described_fields(home, bases):
     async with stdio(home) as c:
@@ -31,7 +29,9 @@ async def test_tools_are_listed_with_annotations_and_described_fields(home, base
         assert "anyOf" not in json.dumps(tool.input_schema), tool.name  # optional fields are plain types
     assert listed["search_knowledge"].input_schema["required"] == ["query"]
     assert listed["search_knowledge"].input_schema["properties"]["max_results"]["maximum"] == 8
-    assert listed["keep_facts"].input_schema["properties"]["facts"]["items"]["$ref"]
+    fact = listed["keep_facts"].input_schema["properties"]["facts"]["items"]  # inlined: no $ref for clients to chase
+    assert fact["required"] == ["subject", "attribute", "fact"] and fact["properties"]["said_at"]["description"]
+    assert "$ref" not in json.dumps(listed["keep_facts"].input_schema)
     # The bases are named where the model reads what a tool is for.
     assert "handbook (documents)" in listed["search_knowledge"].description
     assert "team (memory)" in listed["recall"].description
