@@ -60,9 +60,9 @@ def cli(ctx: click.Context, home: str | None, workspace: str) -> None:
 
 
 def register() -> None:
-    from . import access, eos, metis, serve
+    from . import access, eos, mcp, metis, serve
 
-    for module in (serve, access, metis, eos):
+    for module in (serve, access, metis, eos, mcp):
         for command in module.COMMANDS:
             cli.add_command(command)
 

@@ -8,7 +8,8 @@ from typing import Any
 from starlette.responses import Response
 from starlette.routing import Route
 
-from ..errors import AstralyxError
+from ..auth.roles import DEPLOYMENTS_CALL
+from ..errors import AstralyxError, NotFound
 from ..metis.bases import parse_request
 from .web import Ctx, page
 
@@ -63,6 +64,8 @@ def _extras(ctx: Ctx, base, query: str, as_of: str | None) -> dict[str, Any]:
         docs = ctx.core.documents.documents(ctx.actor, base.name)["documents"]
         extras["documents"] = [d for d in docs if d.get("origin") not in ("notes", "saved")]
     extras["saves"] = ctx.core.saves.list(ctx.actor, base.name)
+    # Drafts a model asked to save (a chat card closed, or an MCP client that cannot ask): decided here.
+    extras["drafts"] = ctx.core.saves.pending(ctx.actor, base.name) if ctx.actor.can(DEPLOYMENTS_CALL) else []
     if query:
         try:
             extras["found"] = ctx.core.search.search(ctx.actor, base.name, query, as_of=as_of)
@@ -154,6 +157,19 @@ async def undo_save(ctx: Ctx) -> Response:
 
 
 @page
+async def decide_draft(ctx: Ctx) -> Response:
+    """Save or discard a draft a model proposed (Drafts waiting on the base's page)."""
+    name, draft_id, choice = (ctx.request.path_params[k] for k in ("name", "draft_id", "choice"))
+    if choice not in ("save", "discard"):
+        raise NotFound(f"A draft is saved or discarded, not {choice!r}")
+    if choice == "save":
+        draft, _ = await ctx.call(ctx.core.saves.save_draft, ctx.actor, name, draft_id)
+        return ctx.redirect(f"/metis/knowledge-bases/{name}#saved-by-models", f"Saved to {name}: {draft.title}")
+    draft = await ctx.call(ctx.core.saves.discard_draft, ctx.actor, name, draft_id)
+    return ctx.redirect(f"/metis/knowledge-bases/{name}", f"Discarded: {draft.title}")
+
+
+@page
 async def confirm_delete(ctx: Ctx) -> Response:
     base = await ctx.call(ctx.core.bases.get, ctx.actor, ctx.request.path_params["name"])
     return ctx.render("bases/delete.html", base=base)
@@ -179,6 +195,7 @@ routes = [
     Route("/metis/knowledge-bases/{name}/files", upload, methods=["POST"]),
     Route("/metis/knowledge-bases/{name}/sync", sync, methods=["POST"]),
     Route("/metis/knowledge-bases/{name}/model-saves/{save_id}/undo", undo_save, methods=["POST"]),
+    Route("/metis/knowledge-bases/{name}/drafts/{draft_id}/{choice:str}", decide_draft, methods=["POST"]),
     Route("/metis/knowledge-bases/{name}/delete", confirm_delete, methods=["GET"]),
     Route("/metis/knowledge-bases/{name}/delete", delete_base, methods=["POST"]),
     Route("/metis/knowledge-bases/{name}/{area:str}/{path:path}", show_note, methods=["GET"]),

@@ -23,8 +23,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..auth.actor import Actor
 from ..auth.roles import DEPLOYMENTS_CALL
-from ..errors import AstralyxError, Invalid
+from ..errors import Invalid
 from ..util import iso, new_id, now
+from . import knowledge
 from . import tools as tool_specs
 from .deployments import Deployment
 from .runtimes.base import ChatModel
@@ -50,12 +51,6 @@ CREATE TABLE IF NOT EXISTS gateway_exchanges (
 );
 """
 
-CITE_NOTE = "Answer from these passages and cite each one you use as [ref] with its document."
-NOTHING_NOTE = (
-    "Nothing in {base} matched this search. Say that you found nothing about it in {base}, and do not make an "
-    "answer up; you may search again with other words."
-)
-FAILED_NOTE = "The search failed: answer without {base}, and say that it could not be searched and why."
 EDGE_MESSAGE = (
     "{tool} is unavailable here: this is an edge gateway (a machine's own gateway), and the knowledge base {base} is "
     "reached through Astralyx, which an edge gateway does not call on a person's behalf. Answer without it and say so."
@@ -351,63 +346,25 @@ class Gateway:
         query = args.get("query")
         if not isinstance(query, str) or not query.strip():
             return _error("INVALID_ARGUMENTS", f"query is missing: call {tool.name} again with {usage}")
-        base = tool.knowledge_base
         # The deployment's tool is what grants the search: anyone who may call the deployment can
         # have its model search the base, even without knowledge-bases:read themselves (the doc's
         # warning, said again where tools are added). So the search runs as a reader of the
         # deployment's workspace, not as the caller.
         reader = Actor.of(turn.deployment.workspace, "viewer")
-        try:
-            found = self.core.search.search(reader, base, query.strip(), max_results=MAX_RESULTS)
-        except AstralyxError as e:
-            return {"knowledge_base": base, **_error(e.code, e.message), "note": FAILED_NOTE.format(base=base)}
-        except Exception as e:  # a base's index may fail in ways of its own: the model answers without it
-            log.exception("search_knowledge on %s failed", base)
-            return {"knowledge_base": base, **_error("SEARCH_FAILED", f"The search failed on the server ({type(e).__name__})"),
-                    "note": FAILED_NOTE.format(base=base)}
-        result = {"knowledge_base": found.get("knowledge_base", base), "mode": found.get("mode"),
-                  "results": found.get("results") or []}
-        result["note"] = CITE_NOTE if result["results"] else NOTHING_NOTE.format(base=base)
-        return result
+        return knowledge.search(self.core, reader, tool.knowledge_base, query, max_results=MAX_RESULTS)
 
     def _save(self, tool: BuiltinTool, turn: Turn, args: dict[str, Any]) -> dict[str, Any]:
         base = self.core.bases.find(turn.deployment.workspace, tool.knowledge_base)
         if base is None:
             return _error("BASE_NOT_FOUND", f"The knowledge base {tool.knowledge_base!r} no longer exists: nothing was "
                                             "saved. Tell the person.")
-        title, text = args.get("title"), args.get("text")
-        try:
-            if tool.confirm:
-                draft = self.core.saves.propose(base, turn.deployment.name, turn.conversation, title, text)
-                turn.drafts.append(draft.to_dict())
-                return {
-                    "status": "draft",
-                    "knowledge_base": base.name,
-                    "draft": {"id": draft.id, "title": draft.title, "text": draft.text},
-                    "note": "Nothing is saved yet: the person sees this note as a draft and chooses Save or Discard. "
-                            "Tell them the draft awaits their choice.",
-                }
-            save = self.core.saves.save_now(base, turn.deployment.name, turn.conversation, title, text)
-        except AstralyxError as e:
-            note = ("Nothing was saved: models have saved as many notes to this base as allowed for now. Ask the "
-                    "person whether to save it themselves." if e.code == "SAVE_LIMIT" else "Nothing was saved.")
-            return {**_error(e.code, e.message), "note": note}
-        except Exception as e:  # a disk that refuses the file: the model is told, the chat goes on
-            log.exception("save_to_knowledge on %s failed", base.name)
-            return {**_error("SAVE_FAILED", f"The note could not be written on the server ({type(e).__name__})"),
-                    "note": "Nothing was saved. Tell the person."}
-        card = save.to_dict()
-        turn.saves.append(card)
-        return {
-            "status": "saved",
-            "knowledge_base": base.name,
-            "title": save.title,
-            "path": f"saved/{save.path}",
-            "link": save.link,
-            "undo": save.undo,
-            "message": f"Saved to {base.name}",
-            "note": f"The note is saved in {base.name}. Tell the person it was saved; they can undo it.",
-        }
+        done = knowledge.save(self.core, base, by=turn.deployment.name, conversation=turn.conversation,
+                              title=args.get("title"), text=args.get("text"), confirm=tool.confirm)
+        if done.draft is not None:
+            turn.drafts.append(done.draft.to_dict())
+        if done.save is not None:
+            turn.saves.append(done.save.to_dict())
+        return done.result
 
     # -- built-in calls made beside a client's call -----------------------------------
     def _keep(self, turn: Turn, client_calls: list[dict], ours: list[dict], results: list[dict]) -> None:

@@ -39,12 +39,24 @@ class Source(BaseModel):
     folder: str = Field(description="A folder on the server's machine, synced into the base")
 
 
+class McpSpec(BaseModel):
+    """How MCP clients (astra mcp, /mcp) may write to the base."""
+
+    model_config = ConfigDict(extra="forbid")
+    save: Literal["ask", "on_its_own"] = Field(
+        default="ask",
+        description="save_to_knowledge from an MCP client: ask the person first (the default), or save on its own "
+        "(within SAVE_LIMIT, listed under Saved by models with Undo)",
+    )
+
+
 class BaseSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
     kind: Literal["documents", "memory"] = "documents"
     sources: list[Source] = Field(default_factory=list)
     embedding: DeploymentRef | None = None
     extractor: DeploymentRef | None = None
+    mcp: McpSpec | None = None
 
     @model_validator(mode="after")
     def _memory_has_no_sources(self) -> BaseSpec:

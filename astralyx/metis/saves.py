@@ -257,6 +257,15 @@ class Saves:
                          (iso(), draft.id))
         return self.draft(actor, base_name, draft_id)
 
+    def pending(self, actor: Actor, base_name: str) -> list[Draft]:
+        """The base's drafts nobody has decided on yet, newest first (the console's Drafts waiting)."""
+        actor.require(DEPLOYMENTS_CALL)
+        rows = self.db.query(
+            "SELECT * FROM model_drafts WHERE workspace=? AND base=? AND status='pending' ORDER BY created_at DESC",
+            (actor.workspace, base_name),
+        )
+        return [self._draft(r) for r in rows]
+
     @staticmethod
     def _check_pending(draft: Draft) -> None:
         if draft.status != "pending":

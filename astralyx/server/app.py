@@ -1,10 +1,14 @@
-"""The ASGI application: the REST API under /v1, later the console at /."""
+"""The ASGI application: the REST API under /v1, MCP at /mcp, the console at /."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
 from fastapi import Depends, FastAPI
 from starlette.applications import Starlette
-from starlette.routing import Mount
+from starlette.responses import JSONResponse
+from starlette.routing import Mount, Route
 
 from .. import __version__
 from ..console import create_console
@@ -37,13 +41,42 @@ def create_api(core: Astralyx) -> FastAPI:
     return api
 
 
+def create_mcp(core: Astralyx):  # type: ignore[no-untyped-def]
+    """The MCP endpoint (Streamable HTTP), or an answer that says how to get it when the SDK is not installed."""
+    try:
+        from ..mcp.http import McpHttp
+    except ImportError:  # pragma: no cover - the `mcp` extra is not installed
+        class Missing:
+            async def __call__(self, scope, receive, send):  # type: ignore[no-untyped-def]
+                body = {"error": {"code": "MCP_NOT_INSTALLED",
+                                  "message": "The MCP server needs the mcp SDK: pip install 'astralyx[mcp]'"}}
+                await JSONResponse(body, status_code=501)(scope, receive, send)
+
+        return Missing(), None
+    mcp = McpHttp(core)
+    return mcp, mcp.lifespan
+
+
 def create_app(core: Astralyx) -> BodyLimit:
     api = create_api(core)
+    mcp, mcp_lifespan = create_mcp(core)
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        # MCP sessions live while the app runs: the SDK's session manager starts and stops with it.
+        if mcp_lifespan is None:
+            yield
+            return
+        async with mcp_lifespan():
+            yield
+
     app = Starlette(
         routes=[
             Mount("/v1", app=api),
+            Route("/mcp", endpoint=mcp),
             Mount("/", app=create_console(core)),
-        ]
+        ],
+        lifespan=lifespan,
     )
     app.state.core = core
     return BodyLimit(app, core.settings.max_body_bytes, core.settings.max_json_bytes)

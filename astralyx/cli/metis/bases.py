@@ -36,11 +36,13 @@ def bases(state: State, as_json: bool) -> None:
 @click.option("--embedding", help="Embedding deployment (without one the base searches by keywords).")
 @click.option("--extractor", help="Chat deployment that reads conversations for facts (memory).")
 @click.option("--source", "sources", multiple=True, help="A folder on the server's machine to sync (repeatable).")
+@click.option("--mcp-saves-on-its-own", "mcp_own", is_flag=True,
+              help="MCP clients' save_to_knowledge saves at once (a journal, a scratchpad) instead of asking first.")
 @json_option
 @pass_state
 def create(
     state: State, name: str, kind: str, embedding: str | None, extractor: str | None, sources: tuple[str, ...],
-    as_json: bool,
+    mcp_own: bool, as_json: bool,
 ) -> None:
     """Create a knowledge base (or a memory, with --kind memory)."""
     spec: dict = {"kind": kind, "sources": [{"folder": s} for s in sources]}
@@ -48,6 +50,8 @@ def create(
         spec["embedding"] = {"deployment": embedding}
     if extractor:
         spec["extractor"] = {"deployment": extractor}
+    if mcp_own:
+        spec["mcp"] = {"save": "on_its_own"}
     data = state.client.post("/metis/knowledge-bases", json={"metadata": {"name": name}, "spec": spec})
     if as_json:
         return print_json(data)

@@ -1,0 +1,117 @@
+"""What the knowledge tools answer: search_knowledge and save_to_knowledge, for every shell that runs them.
+
+The chat gateway (a deployment's built-in tools) and the MCP server (`astralyx.mcp`) call these, so a
+model gets the same numbered passages, the same notes ("answer from these and cite", "nothing found,
+do not make it up") and the same save outcomes (draft, saved, SAVE_LIMIT) whichever way it came.
+Errors a model should read come back as answers with {"error": {"code", "message"}}, not exceptions.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..errors import AstralyxError
+from ..metis.saves import Draft, ModelSave
+from ..metis.search import MAX_RESULTS
+
+if TYPE_CHECKING:
+    from ..auth.actor import Actor
+    from ..core import Astralyx
+    from ..metis.bases import KnowledgeBase
+
+log = logging.getLogger("astralyx.gateway")
+
+CITE_NOTE = "Answer from these passages and cite each one you use as [ref] with its document."
+NOTHING_NOTE = (
+    "Nothing in {base} matched this search. Say that you found nothing about it in {base}, and do not make an "
+    "answer up; you may search again with other words."
+)
+FAILED_NOTE = "The search failed: answer without {base}, and say that it could not be searched and why."
+DRAFT_NOTE = (
+    "Nothing is saved yet: the person sees this note as a draft and chooses Save or Discard. "
+    "Tell them the draft awaits their choice."
+)
+LIMIT_NOTE = (
+    "Nothing was saved: models have saved as many notes to this base as allowed for now. Ask the "
+    "person whether to save it themselves."
+)
+
+
+def error(code: str, message: str, **details: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {"code": code, "message": message}
+    if details:
+        body["details"] = details
+    return {"error": body}
+
+
+def search(core: Astralyx, reader: Actor, base: str, query: Any, *, max_results: int = MAX_RESULTS,
+           as_of: str | None = None) -> dict[str, Any]:
+    """The passages of `base` for `query` as a model gets them (searched as `reader`), with what to do with them."""
+    if not isinstance(query, str) or not query.strip():
+        return error("INVALID_ARGUMENTS", "query is missing: give the words or question to search for")
+    try:
+        found = core.search.search(reader, base, query.strip(), max_results=max_results, as_of=as_of)
+    except AstralyxError as e:
+        return {"knowledge_base": base, **error(e.code, e.message, **e.details), "note": FAILED_NOTE.format(base=base)}
+    except Exception as e:  # a base's index may fail in ways of its own: the model answers without it
+        log.exception("search_knowledge on %s failed", base)
+        return {"knowledge_base": base, **error("SEARCH_FAILED", f"The search failed on the server ({type(e).__name__})"),
+                "note": FAILED_NOTE.format(base=base)}
+    result = {"knowledge_base": found.get("knowledge_base", base), "mode": found.get("mode"),
+              "results": found.get("results") or []}
+    if as_of:
+        result["as_of"] = as_of
+    result["note"] = CITE_NOTE if result["results"] else NOTHING_NOTE.format(base=base)
+    return result
+
+
+@dataclass
+class Saved:
+    """What became of a save_to_knowledge call: the model's answer, and the draft or save it made."""
+
+    result: dict[str, Any]
+    draft: Draft | None = None
+    save: ModelSave | None = None
+
+
+def draft_answer(draft: Draft) -> dict[str, Any]:
+    return {
+        "status": "draft",
+        "knowledge_base": draft.knowledge_base,
+        "draft": {"id": draft.id, "title": draft.title, "text": draft.text},
+        "note": DRAFT_NOTE,
+    }
+
+
+def saved_answer(save: ModelSave) -> dict[str, Any]:
+    base = save.knowledge_base
+    return {
+        "status": "saved",
+        "knowledge_base": base,
+        "title": save.title,
+        "path": f"saved/{save.path}",
+        "link": save.link,
+        "undo": save.undo,
+        "message": f"Saved to {base}",
+        "note": f"The note is saved in {base}. Tell the person it was saved; they can undo it.",
+    }
+
+
+def save(core: Astralyx, base: KnowledgeBase, *, by: str, conversation: str | None, title: Any, text: Any,
+         confirm: bool) -> Saved:
+    """Ask before saving (`confirm`: a draft the person decides on) or save on its own (within SAVE_LIMIT)."""
+    try:
+        if confirm:
+            draft = core.saves.propose(base, by, conversation, title, text)
+            return Saved(draft_answer(draft), draft=draft)
+        done = core.saves.save_now(base, by, conversation, title, text)
+    except AstralyxError as e:
+        note = LIMIT_NOTE if e.code == "SAVE_LIMIT" else "Nothing was saved."
+        return Saved({**error(e.code, e.message), "note": note})
+    except Exception as e:  # a disk that refuses the file: the model is told, the chat goes on
+        log.exception("save_to_knowledge on %s failed", base.name)
+        return Saved({**error("SAVE_FAILED", f"The note could not be written on the server ({type(e).__name__})"),
+                      "note": "Nothing was saved. Tell the person."})
+    return Saved(saved_answer(done), save=done)

@@ -1,0 +1,210 @@
+"""The MCP tools as plain Python over the domain: which bases a caller is offered, and what each tool does.
+
+No SDK here (server.py is the shell). What a key may see and do is the API's rule, said once:
+
+- search_knowledge: a base the key may read (knowledge-bases:read), or one a chat deployment the key
+  may call searches with its built-in tool (the tools doc: "anyone who may call the deployment can have
+  its model search the base"), searched then as the deployment would, as a reader of the workspace;
+- save_to_knowledge: a base the key may write to (knowledge-bases:write-content), asking first unless
+  the base's spec says `"mcp": {"save": "on_its_own"}`; or through a deployment's save tool, as that
+  tool saves (its `confirm`);
+- remember, keep_facts, recall: the memory's own rules (write-content to keep, read to recall).
+
+`astra mcp --base a --base b` (or /mcp?base=a&base=b) offers only those bases, whatever the key may do.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Literal
+
+from ..auth.actor import Actor
+from ..auth.roles import DEPLOYMENTS_CALL, DEPLOYMENTS_READ, READ, WRITE_CONTENT
+from ..eos import knowledge
+from ..eos import tools as tool_specs
+from ..errors import Forbidden, Invalid, NotFound
+from ..metis.bases import KnowledgeBase
+from ..metis.memory.timeline import norm_name
+from ..metis.search import MAX_RESULTS
+
+if TYPE_CHECKING:
+    from ..core import Astralyx
+
+SaveMode = Literal["ask", "on_its_own"]
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who calls through MCP, and what the server was told to offer."""
+
+    actor: Actor
+    bases: frozenset[str] | None = None  # --base: only these bases
+    client: str = "mcp"  # who saves: written as `model:` in a saved note's front matter
+    conversation: str | None = None  # the MCP session, named on drafts, saves and receipts
+
+
+@dataclass(frozen=True)
+class Offer:
+    """One base as offered to a caller: whether it may be searched (and as whom) and how it saves."""
+
+    base: KnowledgeBase
+    reader: Actor | None = None  # None: not searchable by this caller
+    save: SaveMode | None = None  # None: this caller may not save to it
+
+    @property
+    def name(self) -> str:
+        return self.base.name
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "kind": self.base.kind, "search": self.reader is not None, "save": self.save}
+
+
+def base_save_mode(base: KnowledgeBase) -> SaveMode:
+    """How an MCP client with write permission saves to the base: ask first unless the base says otherwise."""
+    return base.spec.mcp.save if base.spec.mcp is not None else "ask"
+
+
+class McpTools:
+    def __init__(self, core: Astralyx) -> None:
+        self.core = core
+
+    # -- what is offered -----------------------------------------------------
+    def offers(self, caller: Caller) -> list[Offer]:
+        actor, core = caller.actor, self.core
+        found: dict[str, Offer] = {}
+        if actor.can(READ):
+            for base in core.bases.list(actor):
+                found[base.name] = Offer(base, actor, base_save_mode(base) if actor.can(WRITE_CONTENT) else None)
+        if actor.can(DEPLOYMENTS_CALL) and actor.can(DEPLOYMENTS_READ):
+            for dep in core.deployments.list(actor):
+                if dep.spec.kind != "chat":
+                    continue
+                for tool in tool_specs.builtin_tools(dep.spec.tools):
+                    base = core.bases.find(actor.workspace, tool.knowledge_base)
+                    if base is None:
+                        continue
+                    offer = found.get(base.name) or Offer(base)
+                    if tool.builtin == tool_specs.SEARCH and offer.reader is None:
+                        offer = replace(offer, reader=Actor.of(actor.workspace, "viewer"))
+                    elif tool.builtin == tool_specs.SAVE and not actor.can(WRITE_CONTENT):
+                        mode: SaveMode = "on_its_own" if tool.saves_on_its_own else "ask"
+                        # Two deployments that save differently: the careful one wins.
+                        offer = replace(offer, save="ask" if "ask" in (offer.save, mode) else mode)
+                    found[base.name] = offer
+        return [found[n] for n in sorted(found) if caller.bases is None or n in caller.bases]
+
+    def offer(self, caller: Caller, name: str | None, need: Literal["search", "save"]) -> Offer:
+        """The base a call is about, or the error that says why not (and what would do)."""
+        offers = self.offers(caller)
+        able = [o for o in offers if (o.reader if need == "search" else o.save) is not None]
+        permission = READ if need == "search" else WRITE_CONTENT
+        if not name:
+            if len(able) == 1:
+                return able[0]
+            if not able:
+                raise self._nothing(caller, permission, need)
+            raise Invalid(f"Say which knowledge base: base is one of {', '.join(o.name for o in able)}",
+                          code="BASE_REQUIRED", details={"bases": [o.name for o in able]})
+        self.check_offered(caller, name)
+        for offer in able:
+            if offer.name == name:
+                return offer
+        if self.core.bases.find(caller.actor.workspace, name) is None:
+            hint = f": the bases here are {', '.join(o.name for o in offers)}" if offers else ""
+            raise NotFound(f"Knowledge base {name!r} not found in workspace {caller.actor.workspace!r}{hint}",
+                           code="BASE_NOT_FOUND")
+        raise self._denied(caller, permission, f" (and no deployment you may call {need}s {name!r} with its tool)")
+
+    def check_offered(self, caller: Caller, name: str) -> None:
+        if caller.bases is not None and name not in caller.bases:
+            raise NotFound(
+                f"This MCP server offers only {', '.join(sorted(caller.bases))}, not {name!r} "
+                "(it was started with --base; start it with --base " + name + " to offer it too)",
+                code="BASE_NOT_OFFERED",
+            )
+
+    def _nothing(self, caller: Caller, permission: str, need: str) -> Exception:
+        if not caller.actor.can(permission):
+            return self._denied(caller, permission, f" (and no deployment you may call {need}s a base with its tool)")
+        where = f" among {', '.join(sorted(caller.bases))}" if caller.bases is not None else ""
+        return NotFound(f"There is no knowledge base to {need}{where} in workspace {caller.actor.workspace!r}: "
+                        "create one (astra metis create NAME)", code="BASE_NOT_FOUND")
+
+    @staticmethod
+    def _denied(caller: Caller, permission: str, why: str = "") -> Forbidden:
+        actor = caller.actor
+        return Forbidden(
+            f"This needs the permission {permission}, which the role {actor.role!r} does not have in workspace "
+            f"{actor.workspace!r}{why}: ask an admin for a key with it",
+            code="PERMISSION_DENIED", details={"permission": permission},
+        )
+
+    # -- knowledge -------------------------------------------------------------
+    def search(self, caller: Caller, query: str, base: str | None = None, max_results: int = MAX_RESULTS,
+               as_of: str | None = None) -> dict[str, Any]:
+        offer = self.offer(caller, base, "search")
+        assert offer.reader is not None
+        return knowledge.search(self.core, offer.reader, offer.name, query, max_results=max_results, as_of=as_of)
+
+    def save(self, caller: Caller, offer: Offer, title: str, text: str, *, confirm: bool) -> knowledge.Saved:
+        return knowledge.save(self.core, offer.base, by=caller.client, conversation=caller.conversation,
+                              title=title, text=text, confirm=confirm)
+
+    # -- memory ----------------------------------------------------------------
+    def memory(self, caller: Caller, name: str | None, permission: str) -> str:
+        """The memory a call is about (the only one offered when not named)."""
+        caller.actor.require(permission)
+        if name:
+            self.check_offered(caller, name)
+            self.core.memory.base(caller.actor, name, permission)
+            return name
+        memories = [o.name for o in self.offers(caller) if o.base.kind == "memory"]
+        if len(memories) == 1:
+            return memories[0]
+        if not memories:
+            raise NotFound(f"There is no memory in workspace {caller.actor.workspace!r}: create one "
+                           "(astra metis create NAME --kind memory)", code="NO_MEMORY")
+        raise Invalid(f"Say which memory: memory is one of {', '.join(memories)}", code="BASE_REQUIRED",
+                      details={"bases": memories})
+
+    def extract(self, caller: Caller, memory: str | None, messages: list[dict], *, source: str | None,
+                said_at: str | None) -> dict[str, Any]:
+        name = self.memory(caller, memory, WRITE_CONTENT)
+        return self.core.extractor.extract(caller.actor, name, messages, source=source, said_at=said_at)
+
+    def keep(self, caller: Caller, memory: str | None, facts: list[dict]) -> dict[str, Any]:
+        name = self.memory(caller, memory, WRITE_CONTENT)
+        return self.core.memory.keep(caller.actor, name, facts)
+
+    def recall(self, caller: Caller, memory: str | None = None, subject: str | None = None,
+               attribute: str | None = None, as_of: str | None = None, history: bool = False) -> dict[str, Any]:
+        name = self.memory(caller, memory, READ)
+        answer = self.core.memory.list(caller.actor, name, history=history, as_of=as_of)
+        if subject or attribute:
+            groups = []
+            for group in answer["subjects"]:
+                if subject and norm_name(group["subject"]) != norm_name(subject):
+                    continue
+                facts = [f for f in group["facts"] if not attribute or norm_name(f["attribute"]) == norm_name(attribute)]
+                if facts:
+                    groups.append({**group, "facts": facts})
+            answer = {**answer, "subjects": groups, "count": sum(len(g["facts"]) for g in groups)}
+            if history:
+                answer["history_count"] = sum(len(f.get("replaced") or []) for g in groups for f in g["facts"])
+            if subject:
+                answer["subject"] = subject
+            if attribute:
+                answer["attribute"] = attribute
+        if not answer["subjects"]:
+            answer["note"] = ("Nothing is known about this in the memory" + (f" as of {as_of}" if as_of else "")
+                              + ": say so, and do not make an answer up.")
+        return answer
+
+    # -- resources ---------------------------------------------------------------
+    def note(self, caller: Caller, base: str, path: str) -> Any:
+        """A note of a base by its path inside the base (notes/…, saved/…), for a reader."""
+        self.check_offered(caller, base)
+        area, _, rest = path.partition("/")
+        if area not in ("notes", "saved") or not rest:
+            raise NotFound(f"{path!r} is not a note's path: notes/<path>.md or saved/<path>.md", code="NOTE_NOT_FOUND")
+        return self.core.notes.read(caller.actor, base, area, rest)
