@@ -109,7 +109,8 @@ def _follow_download(state: State, data: dict) -> dict:
 @click.option("--name", help="Deployment name (default: from the model's).")
 @click.option("--kind", type=click.Choice(["chat", "embedding"]), help="Needed for a model the library does not know.")
 @click.option("--cpu", is_flag=True, help="Runs on CPUs only (recorded and shown).")
-@click.option("--min", "min_", type=int, default=1, show_default=True, help="Fewest replicas; 0 scales to zero when idle (only calls through the API wake it).")
+@click.option("--min", "min_", type=int, default=1, show_default=True,
+              help="Fewest replicas; 0 scales to zero when idle (only calls through the API wake it).")
 @click.option("--max", "max_", type=int, default=1, show_default=True, help="Most replicas (recorded).")
 @click.option("--url", help="An OpenAI-compatible server runs it, e.g. Ollama: http://127.0.0.1:11434/v1")
 @click.option("--upstream-model", help="The model's name on that server (default: the library's, e.g. qwen3:4b).")
