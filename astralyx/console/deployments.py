@@ -5,9 +5,12 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from pydantic import ValidationError
 from starlette.responses import Response
 from starlette.routing import Route
 
+from ..eos.deploy import DeployRequest
+from ..eos.deploy import deploy as deploy_model
 from ..errors import AstralyxError
 from .web import Ctx, page
 
@@ -144,7 +147,16 @@ routes += [
 @page
 async def library(ctx: Ctx) -> Response:
     models = await ctx.call(ctx.core.models.list, ctx.actor)
-    return ctx.render("eos/models.html", models=models)
+    families = ctx.core.models.families()
+    return ctx.render("eos/models.html", models=[m for m in models if not m.get("family")], families=families,
+                      members={f.name: [m for m in models if m.get("family") == f.name] for f in families})
+
+
+@page
+async def family_page(ctx: Ctx) -> Response:
+    family = await ctx.call(ctx.core.models.family, ctx.actor, ctx.request.path_params["family"])
+    chosen = ctx.request.query_params.get("size") or family["default_size"]
+    return ctx.render("eos/family.html", family=family, chosen=chosen)
 
 
 @page
@@ -155,44 +167,58 @@ async def new_deployment(ctx: Ctx) -> Response:
     return ctx.render("eos/new.html", models=models, entry=entry, chosen=chosen)
 
 
-@page
-async def deploy(ctx: Ctx) -> Response:
-    """The spec `astra eos deploy` writes, from the form; the domain checks it (model, kind, runtime)."""
-    from ..eos.deployments import parse_spec
-    from ..errors import Conflict
-
-    form = await ctx.form()
-    model = str(form.get("model") or "").strip()
-    if not model:
-        raise AstralyxError("Choose a model of the library, or name the upstream's model", code="INVALID_SPEC", status=422)
-    entry = ctx.core.models.resolve(model)
-    kind = str(form.get("kind") or "").strip() or (entry.kind if entry else "")
-    model_name = entry.name if entry else model
-    name = str(form.get("name") or "").strip() or model_name.replace(":", "-").replace(".", "-").lower()
-    runtime: dict[str, Any] = {"type": "embedded"}
-    url = str(form.get("url") or "").strip()
-    if form.get("runs") == "upstream" or url:
-        if not url:
-            raise AstralyxError("Give the server's URL, e.g. http://127.0.0.1:11434/v1 for Ollama",
-                                code="INVALID_SPEC", status=422)
-        runtime = {"type": "upstream", "url": url}
-        for field, key in (("upstream_model", "model"), ("api_key_env", "api_key_env")):
-            value = str(form.get(field) or "").strip()
-            if value:
-                runtime[key] = value
+def _form_request(form: Any, model: str) -> DeployRequest:
+    """The form's choices as the domain's deploy request: Runs on, replicas, Scale to zero when idle."""
     try:
         low, high = int(str(form.get("min") or 1)), int(str(form.get("max") or 1))
     except ValueError:
         raise AstralyxError("Replicas are whole numbers", code="INVALID_SPEC", status=422) from None
-    spec = parse_spec({"model": model_name, "kind": kind or None, "runtime": runtime,
-                       "resources": {"cpu": form.get("cpu") == "on", "min": low, "max": high}})
-    if await ctx.call(ctx.core.deployments.find, ctx.actor.workspace, name) is not None:
-        raise Conflict(f"A deployment named {name!r} exists already: choose another name", code="DEPLOYMENT_EXISTS")
-    dep = await ctx.call(ctx.core.deployments.put, ctx.actor, ctx.actor.workspace, name, spec)
+    if form.get("scale_to_zero") == "on":
+        low = 0
+    url = str(form.get("url") or "").strip()
+    if form.get("runs") == "upstream" and not url:
+        raise AstralyxError("Give the server's URL, e.g. http://127.0.0.1:11434/v1 for Ollama", code="INVALID_SPEC", status=422)
+    fields = {k: str(form.get(k) or "").strip() or None for k in ("name", "upstream_model", "api_key_env")}
+    try:
+        return DeployRequest(model=model, kind=str(form.get("kind") or "").strip() or None,
+                             cpu=form.get("runs_on") != "any",
+                             min=low, max=high, url=url or None, **fields)
+    except ValidationError as e:
+        raise AstralyxError("The deployment is not valid: " + "; ".join(err["msg"] for err in e.errors()),
+                            code="INVALID_SPEC", status=422) from None
+
+
+async def _deploy(ctx: Ctx, request: DeployRequest) -> Response:
+    dep = await ctx.call(deploy_model, ctx.actor, ctx.core.deployments, ctx.core.models, request)
     message = f"Deployed {dep.name}: {dep.spec.model} ({dep.spec.kind})"
+    if dep.spec.resources.min == 0:
+        message += "; it scales to zero when idle"
     if dep.spec.kind == "chat":
         message += ". Its Tools tab gives it knowledge bases to search and save to"
     return ctx.redirect(f"/eos/deployments/{dep.name}", message)
+
+
+@page
+async def deploy(ctx: Ctx) -> Response:
+    """The deploy form of a model: the domain's deploy (eos/deploy.py) checks it (model, kind, runtime)."""
+    form = await ctx.form()
+    model = str(form.get("model") or "").strip()
+    if not model:
+        raise AstralyxError("Choose a model of the library, or name the upstream's model", code="INVALID_SPEC", status=422)
+    return await _deploy(ctx, _form_request(form, model))
+
+
+@page
+async def deploy_family(ctx: Ctx) -> Response:
+    """A family's page: a size and its quantisation (the size's default unless chosen), then the same deploy."""
+    form = await ctx.form()
+    family = ctx.request.path_params["family"]
+    size = str(form.get("size") or "").strip()
+    if not size:
+        raise AstralyxError("Choose a size", code="INVALID_SPEC", status=422)
+    quantisation = str(form.get("quantisation") or "").strip() or None
+    model = await ctx.call(ctx.core.models.pick, family, size, quantisation)
+    return await _deploy(ctx, _form_request(form, model.name))
 
 
 @page
@@ -213,6 +239,8 @@ async def undeploy(ctx: Ctx) -> Response:
 
 routes[0:0] = [
     Route("/eos/models", library, methods=["GET"]),
+    Route("/eos/models/{family}", family_page, methods=["GET"]),
+    Route("/eos/models/{family}/deploy", deploy_family, methods=["POST"]),
     Route("/eos/deployments/new", new_deployment, methods=["GET"]),
     Route("/eos/deployments", deploy, methods=["POST"]),
 ]

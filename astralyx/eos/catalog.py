@@ -59,6 +59,20 @@ class LibraryModel:
     aliases: tuple[str, ...] = ()
     default: bool = False
     caveat: str | None = None  # said plainly in the library
+    # A family's page in the console's library: its sizes and quantisations (Qwen3 → 4B → Q4_K_M).
+    family: str | None = None
+    size_label: str | None = None  # "4B"
+    quantisation: str | None = None  # "Q4_K_M"
+    family_default: bool = False  # the default quantisation of its size
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str  # "qwen3", in the console's URL
+    title: str
+    licence: str
+    description: str
+    default_size: str  # chosen on its page until the person chooses
 
 
 TOO_SMALL = (
@@ -130,6 +144,10 @@ LIBRARY: tuple[LibraryModel, ...] = (
         context=8192,
         upstream_name="qwen3:4b",
         aliases=("qwen3:4b", "qwen3-4b", "qwen3"),
+        family="qwen3",
+        size_label="4B",
+        quantisation="Q4_K_M",
+        family_default=True,
     ),
     LibraryModel(
         name="smollm2-135m",
@@ -167,6 +185,56 @@ LIBRARY: tuple[LibraryModel, ...] = (
         aliases=("gemma3:270m", "gemma3-270m-q4-k-m"),
         caveat=TOO_SMALL,
     ),
+)
+
+FAMILIES: tuple[Family, ...] = (
+    Family(
+        name="qwen3",
+        title="Qwen3",
+        licence="Apache-2.0",
+        description="Chat models from 0.6B to 8B parameters that follow instructions, answer in valid JSON and read "
+        "many languages. 4B is the memory's recommended extractor: it runs on a CPU beside the embedding model. "
+        "Smaller sizes are faster and less careful; 8B wants a GPU or patience. The GGUF files come from the "
+        "model hub (Qwen's own repositories) with `astra eos add`; running them needs the `llama` extra.",
+        default_size="4B",
+    ),
+)
+
+
+def _qwen3(size: str, quantisation: str, size_bytes: int, *, default: bool = False) -> LibraryModel:
+    """Another size or quantisation of Qwen3, from Qwen's GGUF repository of that size."""
+    slug = f"qwen3-{size.lower()}-{quantisation.lower().replace('_', '-')}"
+    tag = f"qwen3:{size.lower()}"
+    return LibraryModel(
+        name=slug,
+        title=f"Qwen3 {size} ({quantisation} GGUF)",
+        kind="chat",
+        licence="Apache-2.0",
+        size_bytes=size_bytes,  # as the hub lists the file, rounded
+        description=f"Qwen3 {size} at {quantisation}. `astra eos add {slug}` fetches it from the model hub; "
+        "needs the `llama` extra.",
+        engine="llama",
+        source="hub",
+        package="llama-cpp-python",
+        extra="llama",
+        hub_path=f"Qwen/Qwen3-{size}-GGUF/resolve/main/Qwen3-{size}-{quantisation}.gguf",
+        chat_format="chatml",
+        context=8192,
+        upstream_name=tag if default else None,
+        aliases=(tag, f"qwen3-{size.lower()}") if default else (),
+        family="qwen3",
+        size_label=size,
+        quantisation=quantisation,
+        family_default=default,
+    )
+
+
+LIBRARY += (
+    _qwen3("0.6B", "Q8_0", 639_000_000, default=True),
+    _qwen3("1.7B", "Q8_0", 1_830_000_000, default=True),
+    _qwen3("4B", "Q8_0", 4_280_000_000),
+    _qwen3("8B", "Q4_K_M", 5_030_000_000, default=True),
+    _qwen3("8B", "Q8_0", 8_710_000_000),
 )
 
 CHAT_FORMATS = ("chatml", "gemma", "llama-3", "mistral-instruct", "phi-3", "qwen", "zephyr", "vicuna", "alpaca")
@@ -240,6 +308,38 @@ class Models:
             )
         return model
 
+    def families(self) -> list[Family]:
+        return list(FAMILIES)
+
+    def family(self, actor: Actor, name: str) -> dict[str, Any]:
+        """A family's page: its sizes, each with its quantisations (file size, whether here, the default)."""
+        actor.require(DEPLOYMENTS_READ)
+        family = next((f for f in FAMILIES if f.name == name), None)
+        if family is None:
+            raise NotFound(f"No model family {name!r} in the library (`astra eos models` lists the models)",
+                           code="UNKNOWN_MODEL")
+        sizes: dict[str, list[dict[str, Any]]] = {}
+        for model in LIBRARY:
+            if model.family == name and model.size_label:
+                entry = self.describe(model)
+                entry.update(quantisation=model.quantisation, default=model.family_default)
+                sizes.setdefault(model.size_label, []).append(entry)
+        ordered = sorted(sizes.items(), key=lambda item: float(item[0].rstrip("B")))
+        return {"name": family.name, "title": family.title, "licence": family.licence,
+                "description": family.description, "default_size": family.default_size,
+                "sizes": [{"size": size, "quantisations": sorted(qs, key=lambda q: not q["default"])}
+                          for size, qs in ordered]}
+
+    def pick(self, family: str, size: str, quantisation: str | None = None) -> LibraryModel:
+        """The library model of a family at a size and quantisation (None: the size's default)."""
+        for model in LIBRARY:
+            if model.family == family and model.size_label == size and (
+                    model.quantisation == quantisation if quantisation else model.family_default):
+                return model
+        choices = [f"{m.size_label} {m.quantisation}" for m in LIBRARY if m.family == family]
+        raise Invalid(f"{family} has no {size} {quantisation or ''}: choose one of {', '.join(choices)}".replace("  ", " "),
+                      code="UNKNOWN_MODEL")
+
     def default_embedding(self) -> LibraryModel:
         return next(m for m in LIBRARY if m.default)
 
@@ -288,6 +388,8 @@ class Models:
             "description": model.description,
             "aliases": list(model.aliases),
         }
+        if model.family:
+            data.update(family=model.family, size=model.size_label, quantisation=model.quantisation)
         for key in ("dimensions", "extra", "package", "upstream_name", "caveat", "chat_format"):
             value = getattr(model, key)
             if value is not None:

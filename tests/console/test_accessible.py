@@ -41,7 +41,7 @@ def test_every_page_is_labelled(signed_in, live_server):
         "/metis/memory", "/metis/memory/team", "/metis/memory/team?history=1",
         f"/metis/memory/team/facts/{fact_id}/edit", f"/metis/memory/team/facts/{fact_id}/forget",
         "/eos/deployments", "/eos/deployments/chat", "/eos/deployments/chat/tools", "/playground", "/keys",
-        "/eos/models", "/eos/deployments/new", "/eos/deployments/chat/undeploy",
+        "/eos/models", "/eos/models/qwen3", "/eos/deployments/new", "/eos/deployments/chat/undeploy",
         "/metis/knowledge-bases/missing",
     ]
     for path in pages:

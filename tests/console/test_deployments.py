@@ -90,8 +90,9 @@ def test_a_viewer_sees_tools_but_cannot_change_them(page, live_server):
 def test_deploy_a_library_model_on_an_upstream_server_and_undeploy_it(signed_in, live_server, scripted_openai, shot):
     page, core = signed_in, live_server.core
     page.get_by_role("link", name="Models").click()
-    expect(page.get_by_role("row", name="Qwen3 4B")).to_contain_text("upstream")
     shot(page, "models")
+    page.get_by_role("link", name="Qwen3", exact=True).click()
+    expect(page.get_by_role("row", name="qwen3-4b-q4-k-m")).to_contain_text("Q4_K_M default")
     page.get_by_role("link", name="Deploy qwen3-4b-q4-k-m").click()
     expect(page.get_by_label("Model", exact=True)).to_have_value("qwen3-4b-q4-k-m")
     page.get_by_label("Name", exact=True).fill("qwen3-4b")
@@ -156,3 +157,63 @@ def test_share_a_deployment_with_another_workspace(signed_in, live_server, shot)
     page.get_by_role("button", name="Stop sharing with acme").click()
     expect(page.get_by_role("status")).to_contain_text("chat is no longer shared with acme")
     assert core.deployments.find("default", "chat").spec.shared_with == []
+
+
+def test_deploy_from_a_model_familys_page_as_the_memory_doc_says(signed_in, live_server, shot):
+    """Eos → Models → Library, open Qwen3, choose 4B and its default quantisation, and press Deploy. Name:
+    qwen3-4b. Runs on: CPUs only. Clear Scale to zero when idle."""
+    page, core = signed_in, live_server.core
+    page.get_by_role("link", name="Models").click()
+    page.get_by_role("link", name="Qwen3", exact=True).click()
+    expect(page.get_by_role("heading", name="Qwen3", exact=True)).to_be_visible()
+    for size in ("0.6B", "1.7B", "4B", "8B"):
+        expect(page.get_by_role("cell", name=size, exact=True).first).to_be_visible()
+    form = page.get_by_role("form", name="Deploy Qwen3")
+    expect(form.get_by_label("4B", exact=True)).to_be_checked()
+    expect(form.get_by_label("Quantisation")).to_have_value("")  # the size's default
+    form.get_by_label("Name", exact=True).fill("qwen3-4b")
+    form.get_by_label("CPUs only").check()
+    expect(form.get_by_label("Scale to zero when idle")).to_be_checked()
+    form.get_by_label("Scale to zero when idle").uncheck()
+    shot(page, "models-qwen3")
+    form.get_by_role("button", name="Deploy").click()
+    expect(page.get_by_role("status")).to_contain_text("Deployed qwen3-4b: qwen3-4b-q4-k-m (chat)")
+    dep = core.deployments.find("default", "qwen3-4b")
+    assert dep.spec.model == "qwen3-4b-q4-k-m" and dep.spec.resources.cpu
+    assert (dep.spec.resources.min, dep.spec.resources.max) == (1, 1)
+
+    # Another size at its default, scaling to zero; a quantisation a size does not have is refused.
+    page.goto("/eos/models/qwen3")
+    form = page.get_by_role("form", name="Deploy Qwen3")
+    form.get_by_label("8B", exact=True).check()
+    form.get_by_label("Name", exact=True).fill("qwen3-big")
+    form.get_by_label("Any device").check()
+    form.get_by_role("button", name="Deploy").click()
+    expect(page.get_by_role("status")).to_contain_text("Deployed qwen3-big: qwen3-8b-q4-k-m (chat); it scales to zero")
+    dep = core.deployments.find("default", "qwen3-big")
+    assert dep.spec.resources.min == 0 and not dep.spec.resources.cpu
+    expect(page.get_by_role("row", name="Resources")).to_contain_text("scales to zero when idle")
+    page.goto("/eos/models/qwen3")
+    form = page.get_by_role("form", name="Deploy Qwen3")
+    form.get_by_label("0.6B", exact=True).check()
+    form.get_by_label("Quantisation").select_option("Q4_K_M")
+    form.get_by_role("button", name="Deploy").click()
+    expect(page.get_by_role("alert")).to_contain_text("UNKNOWN_MODEL")
+    # The same name twice is refused, as on the model's page: nothing is replaced.
+    page.goto("/eos/models/qwen3")
+    form = page.get_by_role("form", name="Deploy Qwen3")
+    form.get_by_label("Name", exact=True).fill("qwen3-4b")
+    form.get_by_role("button", name="Deploy").click()
+    expect(page.get_by_role("alert")).to_contain_text("DEPLOYMENT_EXISTS")
+    assert core.deployments.find("default", "qwen3-4b").spec.resources.min == 1
+
+
+def test_a_deployment_scaled_to_zero_says_so(signed_in, live_server):
+    page, core = signed_in, live_server.core
+    from astralyx.eos.deployments import parse_spec
+
+    spec = parse_spec({"model": "multilingual-e5-small", "kind": "embedding", "resources": {"min": 0, "max": 1}})
+    core.deployments.put(OWNER, "default", "e5-zero", spec)
+    page.goto("/eos/deployments/e5-zero")
+    expect(page.get_by_role("row", name="Health")).to_contain_text("scaled to zero")
+    expect(page.get_by_role("row", name="Resources")).to_contain_text("scales to zero when idle")

@@ -3,6 +3,7 @@ not by the workspace's own network (a base's embedding, a memory's extractor), a
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 
@@ -85,3 +86,10 @@ def test_a_memorys_extractor_scaled_to_zero_is_the_docs_error(zero):
     error = r.json()["error"]
     assert error["code"] == "EXTRACTOR_UNAVAILABLE" and error["details"]["cause"] == "DEPLOYMENT_SCALED_TO_ZERO"
     assert "clear Scale to zero" in error["message"] and "keep it at one replica" in error["message"]
+
+
+def test_astra_eos_deploy_min_0_scales_to_zero(astra):
+    out = astra("eos", "deploy", "multilingual-e5-small", "--name", "e5-idle", "--min", "0").output
+    assert "deployed e5-idle" in out and "0-1 replicas" in out and "scaled to zero" in out
+    listed = json.loads(astra("eos", "deployments", "--json").output)["deployments"]
+    assert next(d for d in listed if d["metadata"]["name"] == "e5-idle")["status"]["scaled_to_zero"] is True

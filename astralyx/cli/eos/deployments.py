@@ -30,7 +30,8 @@ def deployments(state: State, no_health: bool, as_json: bool) -> None:
             "runtime": runtime["type"] if runtime["type"] == "embedded" else f"upstream {runtime.get('url')}",
             "replicas": f"{resources.get('min', 1)}-{resources.get('max', 1)}" + (" cpu" if resources.get("cpu") else ""),
             "shared with": ", ".join(spec.get("shared_with") or []) or "-",
-            "status": None if status is None else ("ok" if status["ok"] else "down") + f": {status['detail']}",
+            "status": None if status is None else "scaled to zero" if status.get("scaled_to_zero")
+            else ("ok" if status["ok"] else "down") + f": {status['detail']}",
         })
     print_table(rows, ["name", "kind", "model", "runtime", "replicas", "shared with", "status"])
 

@@ -1,0 +1,50 @@
+"""Deploying a model, the one rule the console's forms use: names, runtime, replicas, an existing name."""
+
+from __future__ import annotations
+
+import pytest
+
+from astralyx.auth.actor import Actor
+from astralyx.eos.deploy import DeployRequest, deploy
+from astralyx.errors import AstralyxError
+
+OWNER = Actor.local_owner("default")
+
+
+def test_deploy_names_checks_and_refuses_or_replaces(core):
+    dep = deploy(OWNER, core.deployments, core.models, DeployRequest(model="qwen3:4b", min=0))
+    assert (dep.name, dep.spec.model, dep.spec.kind) == ("qwen3-4b-q4-k-m", "qwen3-4b-q4-k-m", "chat")
+    assert dep.spec.resources.scales_to_zero and dep.spec.runtime.type == "embedded"
+
+    with pytest.raises(AstralyxError) as refused:
+        deploy(OWNER, core.deployments, core.models, DeployRequest(model="qwen3:4b"))
+    assert refused.value.code == "DEPLOYMENT_EXISTS"
+
+    # Deployed again under its name: new resources and runtime, the same tools and sharing.
+    core.workspaces.create(None, "acme")
+    core.deployments.share(OWNER, "qwen3-4b-q4-k-m", "acme")
+    again = deploy(OWNER, core.deployments, core.models,
+                   DeployRequest(model="qwen3:4b", min=1, url="http://127.0.0.1:11434/v1"), existing="replace")
+    assert again.spec.runtime.type == "upstream" and again.spec.resources.min == 1
+    assert again.spec.shared_with == ["acme"]
+
+    with pytest.raises(AstralyxError) as unknown:
+        deploy(OWNER, core.deployments, core.models, DeployRequest(model="llama9:70b"))
+    assert unknown.value.code == "UNKNOWN_MODEL" and "give a server's URL" in unknown.value.message
+    upstream = deploy(OWNER, core.deployments, core.models,
+                      DeployRequest(model="llama9:70b", kind="chat", url="http://127.0.0.1:11434/v1"))
+    assert upstream.name == "llama9-70b" and upstream.spec.model == "llama9:70b"
+
+
+def test_a_familys_sizes_and_quantisations(core):
+    family = core.models.family(OWNER, "qwen3")
+    assert [s["size"] for s in family["sizes"]] == ["0.6B", "1.7B", "4B", "8B"]
+    four = next(s for s in family["sizes"] if s["size"] == "4B")["quantisations"]
+    assert [(q["quantisation"], q["default"]) for q in four] == [("Q4_K_M", True), ("Q8_0", False)]
+    assert core.models.pick("qwen3", "4B").name == "qwen3-4b-q4-k-m"
+    assert core.models.pick("qwen3", "8B", "Q8_0").name == "qwen3-8b-q8-0"
+    with pytest.raises(AstralyxError) as missing:
+        core.models.pick("qwen3", "0.6B", "Q4_K_M")
+    assert missing.value.code == "UNKNOWN_MODEL" and "0.6B Q8_0" in missing.value.message
+    with pytest.raises(AstralyxError):
+        core.models.family(OWNER, "nope")
