@@ -154,8 +154,9 @@ def deploy(
     name = name or model_name.replace(":", "-").replace(".", "-").lower()
     spec: dict = {"model": model_name, "kind": kind, "runtime": runtime,
                   "resources": {"cpu": cpu, "min": min_, "max": max_}}
-    try:  # the spec is taken whole: keep the tools a deployment already has
-        spec["tools"] = state.client.get(f"/eos/deployments/{name}", params={"health": "false"})["spec"].get("tools", [])
+    try:  # the spec is taken whole: keep the tools and sharing a deployment already has
+        current = state.client.get(f"/eos/deployments/{name}", params={"health": "false"})["spec"]
+        spec["tools"], spec["shared_with"] = current.get("tools", []), current.get("shared_with", [])
     except ApiError as e:
         if e.status != 404:
             raise

@@ -91,6 +91,9 @@ def test_astra_eos_share(astra, client, key_client):
     assert "acme may call it as default/e5-small" in out and "shared with: acme" in out
     out = astra("eos", "deployments", "--no-health").output
     assert "acme" in out
+    # Deployed again (another replica count), it is still shared.
+    astra("eos", "deploy", "multilingual-e5-small", "--name", "e5-small", "--max", "2")
+    assert client.get("/v1/eos/deployments/e5-small").json()["spec"]["shared_with"] == ["acme"]
     out = astra("eos", "share", "e5-small", "--with", "acme", "--stop").output
     assert "no longer shared with acme" in out and "shared with: no other workspace" in out
     bad = astra("eos", "share", "e5-small", "--with", "nowhere", ok=False)
