@@ -86,10 +86,9 @@ class Ctx:
         return await self.request.form()
 
     async def json(self) -> Any:
-        try:
-            return await self.request.json()
-        except ValueError:
-            raise AstralyxError("The body is not valid JSON", code="INVALID_JSON") from None
+        from ..server.body import parse_json  # here: the server package imports the console
+
+        return parse_json(await self.request.body())
 
     async def call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """Domain code is synchronous (SQLite, files, model calls): run it off the event loop."""

@@ -135,7 +135,7 @@ def read_html(html: str, fallback_title: str) -> tuple[str, list[Chunk]]:
 def read_pdf(data: bytes, fallback_title: str) -> tuple[str, list[Chunk]]:
     """Page by page: each chunk says its page."""
     from pypdf import PdfReader
-    from pypdf.errors import PdfReadError
+    from pypdf.errors import LimitReachedError
 
     try:
         reader = PdfReader(io.BytesIO(data))
@@ -146,7 +146,16 @@ def read_pdf(data: bytes, fallback_title: str) -> tuple[str, list[Chunk]]:
         title = ""
         if reader.metadata and reader.metadata.title:
             title = str(reader.metadata.title)
-    except (PdfReadError, ValueError, KeyError, TypeError) as e:
+    except Invalid:
+        raise
+    except LimitReachedError as e:
+        # pypdf stops a stream that unpacks past its limits (75 MB): a decompression bomb, or near enough.
+        raise Invalid(
+            f"This PDF cannot be read: it unpacks to more than can be read ({e}). Split it, or send its text",
+            code="UNREADABLE_FILE",
+        ) from None
+    except Exception as e:  # a malformed file may fail anywhere in the parser: it is the file, not us
+        log.info("unreadable PDF: %s: %s", type(e).__name__, e)
         raise Invalid(f"This PDF cannot be read ({e}): is it a valid, unencrypted PDF?", code="UNREADABLE_FILE") from None
     if not title and blocks:
         first = blocks[0].text.split("\n", 1)[0].strip()

@@ -175,7 +175,7 @@ class Notes:
         notes = []
         for file in sorted(root.rglob("*.md")):
             rel = file.relative_to(root).as_posix()
-            if any(p.startswith(".") for p in rel.split("/")) or file.is_symlink():
+            if any(p.startswith(".") for p in rel.split("/")) or file.is_symlink() or not file.is_file():
                 continue
             notes.append(self._note(base, area, rel, file.read_bytes(), file))
         return notes

@@ -37,13 +37,16 @@ def create_api(core: Astralyx) -> FastAPI:
     return api
 
 
-def create_app(core: Astralyx) -> BodyLimit:
+def create_app(core: Astralyx) -> errors.CatchAll:
     api = create_api(core)
+    console = create_console(core)
+    console.add_exception_handler(Exception, errors.unexpected)
     app = Starlette(
         routes=[
             Mount("/v1", app=api),
-            Mount("/", app=create_console(core)),
-        ]
+            Mount("/", app=console),
+        ],
+        exception_handlers={Exception: errors.unexpected},
     )
     app.state.core = core
-    return BodyLimit(app, core.settings.max_body_bytes, core.settings.max_json_bytes)
+    return errors.CatchAll(BodyLimit(app, core.settings.max_body_bytes, core.settings.max_json_bytes))

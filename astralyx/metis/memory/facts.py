@@ -105,14 +105,23 @@ def normalize_said_at(value: Any) -> str:
             ) from None
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=UTC)
-    dt = dt.astimezone(UTC)
+    try:
+        dt = dt.astimezone(UTC)
+    except OverflowError:  # 0001-01-01T00:30+01:00 is before the first instant there is
+        raise Invalid(
+            f"said_at {str(value)!r} is out of range: in UTC it must fall between the years 1 and 9999",
+            code="INVALID_FACT",
+        ) from None
     return dt.replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
-def moment(stamp: str) -> datetime:
-    """The instant a said_at / until / kept_at stands for (a date: its first moment, UTC)."""
+def moment(stamp: str, *, end_of_day: bool = False) -> datetime:
+    """The instant a said_at / until / kept_at stands for (a date: its first moment, UTC).
+
+    end_of_day: a date stands for its last moment instead (as_of 2026-09-30: by the end of that day).
+    """
     if len(stamp) == 10:
-        return datetime.combine(date.fromisoformat(stamp), time(0), UTC)
+        return datetime.combine(date.fromisoformat(stamp), time.max if end_of_day else time(0), UTC)
     dt = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
     return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
 

@@ -395,6 +395,4 @@ def as_of_moment(value: str) -> datetime:
     except Invalid:
         raise Invalid(f"as_of {value!r} is not a date: write it as 2026-09-30 or 2026-09-30T12:00:00Z",
                       code="INVALID_DATE") from None
-    if len(stamp) == 10:
-        return moment(stamp) + timedelta(days=1) - timedelta(microseconds=1)
-    return moment(stamp)
+    return moment(stamp, end_of_day=True)

@@ -10,14 +10,13 @@ POST /v1/metis/knowledge-bases/<b>/drafts/<id>/discard
 
 from __future__ import annotations
 
-import json
-
 from fastapi import APIRouter, Depends, Request
 from starlette.concurrency import run_in_threadpool
 
 from ...auth.actor import Actor
 from ...core import Astralyx
 from ...errors import BadRequest
+from ..body import parse_json
 from ..deps import get_actor, get_core
 
 router = APIRouter(prefix="/metis/knowledge-bases/{base}", tags=["model saves"])
@@ -47,10 +46,7 @@ def get_draft(base: str, draft_id: str, actor: Actor = Depends(get_actor), core:
 
 async def _edits(request: Request) -> dict:
     raw = await request.body()
-    try:
-        edits = json.loads(raw) if raw.strip() else {}
-    except ValueError as e:
-        raise BadRequest(f"The body is not valid JSON: {e}", code="INVALID_JSON") from None
+    edits = parse_json(raw, empty={})
     if not isinstance(edits, dict):
         raise BadRequest('Send nothing, or {"title": "...", "text": "..."} to change the draft', code="INVALID_REQUEST")
     return edits
