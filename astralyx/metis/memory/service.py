@@ -22,7 +22,7 @@ from ...errors import BadRequest, Conflict, Invalid, NotFound
 from ...locks import folder_lock
 from ...util import iso, new_id
 from ..bases import KnowledgeBase, KnowledgeBases
-from .facts import ID_RE, MAX_FACT, Fact, FactIn, moment, normalize_said_at
+from .facts import ID_RE, MAX_FACT, Fact, FactIn, moment, normalize_said_at, one_line
 from .secrets import find_secret
 from .store import JOURNAL, MemoryStore
 from .timeline import KNOWN, OLDER, REPLACES, arrange, held_on, key_of, norm_name, place
@@ -300,14 +300,14 @@ class Memory:
         base = self.base(actor, base_name, WRITE_CONTENT)
         changes: dict[str, Any] = {}
         if fact is not None:
-            wording = " ".join(str(fact).split())
+            wording = one_line(fact, "the fact")
             if not wording or len(wording) > MAX_FACT:
                 raise Invalid(f"A fact is one sentence of 1 to {MAX_FACT} characters", code="INVALID_FACT")
             changes["fact"] = wording
         if source is not None:
             if not str(source).strip():
                 raise Invalid("source cannot be empty", code="INVALID_FACT")
-            changes["source"] = " ".join(str(source).split())
+            changes["source"] = one_line(source, "source")
         if said_at is not None:
             changes["said_at"] = normalize_said_at(said_at)
         if not changes:
