@@ -59,7 +59,7 @@ class Astralyx:
         self.extractor = Extractor(self)
         # Built-in tools of chat deployments (checked when a deployment is put), model saves, receipts, the gateway.
         self.deployments.validators.append(tool_specs.spec_validator(self.bases.find))
-        self.saves = Saves(self.db, self.bases, self.notes)
+        self.saves = Saves(self.db, self.bases, self.notes, draft_days=self.settings.draft_expiry_days)
         self.receipts = Receipts(self.db, self.home)
         self.gateway = Gateway(self)
         # Set once, when this data directory was created without ASTRALYX_TOKEN: shown once.
@@ -68,6 +68,7 @@ class Astralyx:
         if fresh or not self.workspaces.exists(INSTANCE_WORKSPACE):
             self._bootstrap()
         self.bases.purge_trash()
+        self.saves.purge_expired_drafts()
 
     def _bootstrap(self) -> None:
         """A new data directory gets workspace `default` and an admin key."""

@@ -8,6 +8,7 @@ from typing import Any
 from starlette.responses import Response
 from starlette.routing import Route
 
+from ..auth.roles import DEPLOYMENTS_CALL
 from ..errors import AstralyxError
 from ..metis.bases import parse_request
 from .web import Ctx, page
@@ -63,6 +64,8 @@ def _extras(ctx: Ctx, base, query: str, as_of: str | None) -> dict[str, Any]:
         docs = ctx.core.documents.documents(ctx.actor, base.name)["documents"]
         extras["documents"] = [d for d in docs if d.get("origin") not in ("notes", "saved")]
     extras["saves"] = ctx.core.saves.list(ctx.actor, base.name)
+    extras["drafts"] = ctx.core.saves.drafts(ctx.actor, base.name) if ctx.actor.can(DEPLOYMENTS_CALL) else None
+    extras["draft_rules"] = ctx.core.saves.draft_rules()
     if query:
         try:
             extras["found"] = ctx.core.search.search(ctx.actor, base.name, query, as_of=as_of)
@@ -154,6 +157,21 @@ async def undo_save(ctx: Ctx) -> Response:
 
 
 @page
+async def decide_draft(ctx: Ctx) -> Response:
+    """Save or Discard a model's draft from the base's page (the chat card does the same)."""
+    name, draft_id, choice = (ctx.request.path_params[k] for k in ("name", "draft_id", "choice"))
+    if choice not in ("save", "discard"):
+        raise AstralyxError(f"No page at {ctx.request.url.path}", code="NOT_FOUND", status=404)
+    if choice == "save":
+        draft, _ = await ctx.call(ctx.core.saves.save_draft, ctx.actor, name, draft_id)
+        message = f"Saved {draft.title} to {name}"
+    else:
+        draft = await ctx.call(ctx.core.saves.discard_draft, ctx.actor, name, draft_id)
+        message = f"Discarded the draft {draft.title}"
+    return ctx.redirect(f"/metis/knowledge-bases/{name}#drafts", message)
+
+
+@page
 async def confirm_delete(ctx: Ctx) -> Response:
     base = await ctx.call(ctx.core.bases.get, ctx.actor, ctx.request.path_params["name"])
     return ctx.render("bases/delete.html", base=base)
@@ -179,6 +197,7 @@ routes = [
     Route("/metis/knowledge-bases/{name}/files", upload, methods=["POST"]),
     Route("/metis/knowledge-bases/{name}/sync", sync, methods=["POST"]),
     Route("/metis/knowledge-bases/{name}/model-saves/{save_id}/undo", undo_save, methods=["POST"]),
+    Route("/metis/knowledge-bases/{name}/drafts/{draft_id}/{choice:str}", decide_draft, methods=["POST"]),
     Route("/metis/knowledge-bases/{name}/delete", confirm_delete, methods=["GET"]),
     Route("/metis/knowledge-bases/{name}/delete", delete_base, methods=["POST"]),
     Route("/metis/knowledge-bases/{name}/{area:str}/{path:path}", show_note, methods=["GET"]),

@@ -394,8 +394,14 @@ class Gateway:
                 }
             save = self.core.saves.save_now(base, turn.deployment.name, turn.conversation, title, text)
         except AstralyxError as e:
-            note = ("Nothing was saved: models have saved as many notes to this base as allowed for now. Ask the "
-                    "person whether to save it themselves." if e.code == "SAVE_LIMIT" else "Nothing was saved.")
+            if e.code == "SAVE_LIMIT":
+                note = ("Nothing was saved: models have saved as many notes to this base as allowed for now. Ask the "
+                        "person whether to save it themselves.")
+            elif e.code == "DRAFT_LIMIT":
+                note = ("Nothing was saved and no draft was made: models have proposed as many notes to this base as "
+                        "allowed for now. Tell the person; do not try again in this conversation.")
+            else:
+                note = "Nothing was saved."
             return {**_error(e.code, e.message), "note": note}
         except Exception as e:  # a disk that refuses the file: the model is told, the chat goes on
             log.exception("save_to_knowledge on %s failed", base.name)

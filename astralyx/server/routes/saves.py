@@ -2,6 +2,7 @@
 
 GET  /v1/metis/knowledge-bases/<b>/model-saves                     every note models saved, and whether it is still as saved
 POST /v1/metis/knowledge-bases/<b>/model-saves/<id>/undo[?force=true]
+GET  /v1/metis/knowledge-bases/<b>/drafts                          the drafts awaiting a decision (expired ones gone)
 GET  /v1/metis/knowledge-bases/<b>/drafts/<id>                     a draft a model proposed (ask before saving)
 POST /v1/metis/knowledge-bases/<b>/drafts/<id>                     change its title or text: {"title", "text"}
 POST /v1/metis/knowledge-bases/<b>/drafts/<id>/save                 keep it (optionally edited: {"title", "text"})
@@ -37,6 +38,13 @@ def undo_save(
     base: str, save_id: str, force: bool = False, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)
 ) -> dict:
     return core.saves.undo(actor, base, save_id, force=force).to_dict()
+
+
+@router.get("/drafts")
+def list_drafts(base: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
+    """The drafts awaiting a decision (newest first), with how long a draft waits and the hourly limit."""
+    drafts = core.saves.drafts(actor, base)
+    return {"knowledge_base": base, "drafts": [d.to_dict() for d in drafts], **core.saves.draft_rules()}
 
 
 @router.get("/drafts/{draft_id}")
