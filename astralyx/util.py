@@ -6,7 +6,9 @@ import hashlib
 import os
 import re
 import secrets
+import stat
 import tempfile
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -43,10 +45,17 @@ def check_name(name: str, what: str) -> str:
     return name
 
 
+# atomic_write's temp files: `.<name>.<8 of mkstemp's random characters>.tmp`, hidden beside the target.
+TEMP_RE = re.compile(r"^\..+\.[a-z0-9_]{8}\.tmp$")
+# A temp file younger than this may be a write under way in another process: left alone.
+TEMP_GRACE_SECONDS = 600
+
+
 def atomic_write(path: Path, data: bytes | str, *, mode: int = 0o644) -> None:
     """Write a file so that a crash leaves either the old file or the new, never half.
 
-    Temp file in the same folder, fsync, rename over the target, fsync the folder.
+    Temp file in the same folder, fsync, rename over the target, fsync the folder. A crash
+    between the first and the last step leaves the temp file: remove_orphan_temps clears it.
     """
     if isinstance(data, str):
         data = data.encode()
@@ -63,6 +72,29 @@ def atomic_write(path: Path, data: bytes | str, *, mode: int = 0o644) -> None:
         Path(tmp).unlink(missing_ok=True)
         raise
     fsync_dir(path.parent)
+
+
+def remove_orphan_temps(folder: Path, *, grace: float = TEMP_GRACE_SECONDS) -> list[Path]:
+    """Remove the temp files interrupted atomic writes left under folder (at start). Answers them.
+
+    Only regular files named as atomic_write names them and untouched for `grace` seconds; links
+    are neither followed nor removed.
+    """
+    removed: list[Path] = []
+    cutoff = time.time() - grace
+    for root, _dirs, files in os.walk(folder):
+        for name in files:
+            if not TEMP_RE.match(name):
+                continue
+            file = Path(root) / name
+            try:
+                st = file.lstat()
+                if stat.S_ISREG(st.st_mode) and st.st_mtime < cutoff:
+                    file.unlink()
+                    removed.append(file)
+            except FileNotFoundError:  # renamed or removed meanwhile: its writer finished
+                continue
+    return removed
 
 
 def fsync_dir(folder: Path) -> None:
