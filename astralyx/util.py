@@ -11,6 +11,7 @@ import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from urllib.parse import quote
 
 from .errors import Invalid
 
@@ -43,6 +44,23 @@ def check_name(name: str, what: str) -> str:
             code="INVALID_NAME",
         )
     return name
+
+
+def quoted(value: str, *, slashes: bool = False) -> str:
+    """A person's value as a segment of a URL path, percent-encoded so the server gets it as typed.
+
+    Every CLI command and console link that puts a name, id or path into a URL goes through here.
+    Unencoded, `/`, `?`, `#` and `%` would be URL syntax, and a client resolves `.` and `..`
+    segments: `astra metis note BASE .. --delete` would address `…/knowledge-bases/BASE` and delete
+    the base. `slashes=True` keeps the `/` between segments (a note's path); each is encoded alone.
+    """
+    return "/".join(_segment(part) for part in (value.split("/") if slashes else [value]))
+
+
+def _segment(part: str) -> str:
+    text = quote(part, safe="")
+    # quote() leaves dots as they are; a segment of only dots is the one clients collapse.
+    return text.replace(".", "%2E") if text and not text.strip(".") else text
 
 
 # atomic_write's temp files: `.<name>.<8 of mkstemp's random characters>.tmp`, hidden beside the target.

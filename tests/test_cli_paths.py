@@ -6,7 +6,7 @@ import pytest
 from click.testing import CliRunner
 
 from astralyx.cli import cli
-from astralyx.cli.client import quoted
+from astralyx.util import quoted
 
 from .conftest import ADMIN_TOKEN
 from .docs_helpers import served

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from starlette.testclient import TestClient
 
 from astralyx.errors import BadRequest
 from astralyx.metis.notes import check_path
+from astralyx.util import quoted
+
+from .conftest import ADMIN_TOKEN
 
 URL = "/v1/metis/knowledge-bases/handbook/notes"
 
@@ -78,3 +83,15 @@ def test_an_accepted_path_has_no_dot_segment_even_to_nfkc(segments):
     for part in unicodedata.normalize("NFKC", path).split("/"):
         assert part not in ("", ".", "..") and not part.startswith(".")
     assert not any(unicodedata.category(c) in ("Cc", "Cf") for c in path)
+
+
+def test_the_console_links_to_a_note_whose_name_has_url_characters(base, app):
+    path = "plans/q&a #1 50%.md"
+    assert base.put(f"{URL}/{quoted(path, slashes=True)}", json={"content": "Questions and answers."}).status_code == 201
+    console = TestClient(app, base_url="http://127.0.0.1", follow_redirects=False)
+    console.cookies.set("astralyx_key", ADMIN_TOKEN)
+    page = console.get("/metis/knowledge-bases/handbook").text
+    links = re.findall(r'href="(/metis/knowledge-bases/handbook/notes/[^"]+)"', page)
+    assert links == ["/metis/knowledge-bases/handbook/notes/plans/q%26a%20%231%2050%25.md"]
+    note = console.get(links[0])
+    assert note.status_code == 200 and "Questions and answers." in note.text

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote
 
 import httpx
 
@@ -24,23 +23,6 @@ class ApiError(Exception):
 
     def __str__(self) -> str:
         return f"{self.message} ({self.code})"
-
-
-def quoted(value: str, *, slashes: bool = False) -> str:
-    """A person's value as a segment of an API path, percent-encoded so the server gets it as typed.
-
-    Every command that puts a name, id or path into a URL goes through here. Unencoded, `/`, `?` and
-    `#` would be URL syntax and a client resolves `.` and `..` segments: `astra metis note BASE ..
-    --delete` would address `…/knowledge-bases/BASE` and delete the base. `slashes=True` keeps the
-    `/` between segments (a note's path); each segment is still encoded on its own.
-    """
-    return "/".join(_segment(part) for part in (value.split("/") if slashes else [value]))
-
-
-def _segment(part: str) -> str:
-    text = quote(part, safe="")
-    # quote() leaves dots as they are; a segment of only dots is the one clients collapse.
-    return text.replace(".", "%2E") if text and not text.strip(".") else text
 
 
 def _local_owner(app: Any, workspace: str) -> Any:

@@ -11,6 +11,7 @@ from starlette.routing import Route
 from ..auth.roles import DEPLOYMENTS_CALL
 from ..errors import AstralyxError
 from ..metis.bases import parse_request
+from ..util import quoted
 from .web import Ctx, page
 
 
@@ -105,7 +106,7 @@ async def new_note(ctx: Ctx) -> Response:
     content = str(form.get("content") or "")
     metadata = {"title": title} if title else {}
     note, _ = await ctx.call(ctx.core.notes.write, ctx.actor, name, "notes", path, content, metadata, create_only=True)
-    return ctx.redirect(f"/metis/knowledge-bases/{name}/notes/{note.path}", f"Saved note {note.title}")
+    return ctx.redirect(f"/metis/knowledge-bases/{name}/notes/{quoted(note.path, slashes=True)}", f"Saved note {note.title}")
 
 
 def _slug(title: str) -> str:

@@ -23,9 +23,12 @@ from starlette.templating import Jinja2Templates
 from ..auth.actor import Actor
 from ..core import Astralyx
 from ..errors import AstralyxError, Forbidden
+from ..util import quoted
 
 HERE = Path(__file__).parent
 templates = Jinja2Templates(directory=HERE / "templates")
+# A note's path in a link: {{ n.path|urlpath }} (`#`, `%` and spaces are allowed in note names).
+templates.env.filters["urlpath"] = lambda value: quoted(str(value), slashes=True)
 
 # The API key itself, in a Secure, HttpOnly, SameSite=Strict cookie: each request is
 # authenticated afresh, so a revoked key signs the console out at once.

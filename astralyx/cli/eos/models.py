@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from ..client import quoted
+from ...util import quoted
 from ..main import State, pass_state
 from ..output import json_option, print_json, print_table
 from . import eos

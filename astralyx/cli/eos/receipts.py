@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from ..client import quoted
+from ...util import quoted
 from ..main import State, pass_state
 from ..output import print_json
 from . import eos

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ..client import quoted
+from ...util import quoted
 from ..main import State, pass_state
 from ..output import json_option, print_json, print_table
 from . import metis

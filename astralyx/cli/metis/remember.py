@@ -19,7 +19,7 @@ from typing import Any
 
 import click
 
-from ..client import quoted
+from ...util import quoted
 from ..main import State, pass_state
 from ..output import json_option, print_json
 from . import metis

@@ -9,7 +9,8 @@ from typing import Any
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from ..client import ApiError, quoted
+from ...util import quoted
+from ..client import ApiError
 from ..main import State, pass_state
 from ..output import console, json_option, print_json, print_table
 from . import metis
