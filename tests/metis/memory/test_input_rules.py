@@ -76,7 +76,7 @@ def test_other_date_forms_are_refused_naming_the_ones_taken(memory, said_at):
     assert DATE_FORMS in message
     assert refused(memory.get(URL, params={"as_of": said_at}), "INVALID_DATE")
     searched = memory.post("/v1/metis/knowledge-bases/team/search", json={"query": "Ana", "as_of": said_at})
-    refused(searched, "INVALID_QUERY")
+    assert DATE_FORMS in refused(searched, "INVALID_QUERY")
     with pytest.raises(Invalid) as e:
         conversation([{"role": "user", "content": "Hi", "date": said_at}])
     assert e.value.code == "INVALID_CONVERSATION" and "messages[0].date" in e.value.message
