@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import httpx
 import pytest
 from click.testing import CliRunner
 
@@ -90,3 +91,18 @@ def test_over_a_real_server_too(core, monkeypatch, tmp_path):
             assert result.exit_code == 1 and "(BAD_PATH)" in result.output, (path, result.output)
         assert core.bases.find("default", "handbook") is not None
         assert "Kept." in run("metis", "note", "handbook", "a.md").output
+
+
+def test_the_server_decodes_encoded_dots_and_slashes_as_path_characters(core):
+    """%2E%2E is `..` to the note path rule (BAD_PATH); %2F is a folder separator; never the base."""
+    with served(core) as api:
+        http = httpx.Client(base_url=api, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})
+        assert http.post("/metis/knowledge-bases", json={"metadata": {"name": "handbook"}}).status_code == 201
+        made = http.put("/metis/knowledge-bases/handbook/notes/plans%2Foffsite.md", json={"content": "Porto."})
+        assert made.status_code == 201 and made.json()["path"] == "plans/offsite.md"
+        for raw in ("%2E%2E", "%2e%2e", "plans/%2E%2E/plans/offsite.md", "%2E%2E%2Fhandbook.md", "%2E"):
+            answer = http.delete(f"/metis/knowledge-bases/handbook/notes/{raw}")
+            assert answer.status_code == 400 and answer.json()["error"]["code"] == "BAD_PATH", (raw, answer.text)
+        assert http.delete("/metis/knowledge-bases/%2E%2E").json()["error"]["code"] == "BASE_NOT_FOUND"
+        assert http.get("/metis/knowledge-bases/handbook/notes/plans/offsite.md").json()["content"] == "Porto."
+        http.close()
