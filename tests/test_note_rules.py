@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
 from astralyx.errors import BadRequest
+from astralyx.metis.documents import MAX_TEXT_CHARS
 from astralyx.metis.notes import check_path
 from astralyx.util import quoted
 
@@ -95,3 +96,10 @@ def test_the_console_links_to_a_note_whose_name_has_url_characters(base, app):
     assert links == ["/metis/knowledge-bases/handbook/notes/plans/q%26a%20%231%2050%25.md"]
     note = console.get(links[0])
     assert note.status_code == 200 and "Questions and answers." in note.text
+
+
+def test_a_note_longer_than_a_document_may_be_is_refused(base):
+    body = b"x" * (MAX_TEXT_CHARS + 1)
+    answer = base.put(f"{URL}/huge.md", content=body, headers={"content-type": "text/markdown"})
+    assert answer.status_code == 413 and answer.json()["error"]["code"] == "NOTE_TOO_LARGE", answer.text[:300]
+    assert base.get(URL).json()["notes"] == []

@@ -22,10 +22,11 @@ import yaml
 
 from ..auth.actor import Actor
 from ..auth.roles import WRITE_CONTENT
-from ..errors import BadRequest, Conflict, NotFound
+from ..errors import BadRequest, Conflict, NotFound, TooLarge
 from ..locks import folder_lock
 from ..util import atomic_write, sha256
 from .bases import KnowledgeBase, KnowledgeBases
+from .documents import MAX_TEXT_CHARS
 
 AREAS = {"notes": "notes", "saved": "saved"}
 RESERVED = {("notes", "memory")}  # facts are changed through the memory API
@@ -110,7 +111,13 @@ def check_path(path: str) -> str:
 
 
 def check_text(content: str) -> None:
-    """A note is text: tab and line breaks, but no other control character (NUL, escape, …)."""
+    """A note is text: tab and line breaks, but no other control character (NUL, escape, …);
+    and no longer than a document may be."""
+    if len(content) > MAX_TEXT_CHARS:
+        raise TooLarge(
+            f"The note has more than {MAX_TEXT_CHARS:,} characters, the most one document may hold: split it",
+            code="NOTE_TOO_LARGE",
+        )
     found = _CONTROL.search(content)
     if found:
         line = content.count("\n", 0, found.start()) + 1
