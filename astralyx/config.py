@@ -33,6 +33,10 @@ class Settings:
         default=False,
         metadata={"help": "An edge gateway: built-in knowledge tools answer as unavailable."},
     )
+    draft_expiry_days: int = field(
+        default=14,
+        metadata={"help": "Days a model's draft waits for Save or Discard before it expires (and is purged at start)."},
+    )
     sync_on_start: bool = field(
         default=True,
         metadata={"help": "Sync every base's folder sources when the server starts."},

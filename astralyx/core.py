@@ -5,6 +5,7 @@ The HTTP API, the CLI and the console are shells over this object.
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 
@@ -27,7 +28,9 @@ from .metis.saves import Saves
 from .metis.search import Search
 from .metis.sync import Documents
 from .sqlite import Database
-from .util import atomic_write
+from .util import atomic_write, remove_orphan_temps
+
+log = logging.getLogger("astralyx")
 
 
 class Astralyx:
@@ -59,7 +62,7 @@ class Astralyx:
         self.extractor = Extractor(self)
         # Built-in tools of chat deployments (checked when a deployment is put), model saves, receipts, the gateway.
         self.deployments.validators.append(tool_specs.spec_validator(self.bases.find))
-        self.saves = Saves(self.db, self.bases, self.notes)
+        self.saves = Saves(self.db, self.bases, self.notes, draft_days=self.settings.draft_expiry_days)
         self.receipts = Receipts(self.db, self.home)
         self.gateway = Gateway(self)
         # Set once, when this data directory was created without ASTRALYX_TOKEN: shown once.
@@ -68,6 +71,8 @@ class Astralyx:
         if fresh or not self.workspaces.exists(INSTANCE_WORKSPACE):
             self._bootstrap()
         self.bases.purge_trash()
+        self.saves.purge_expired_drafts()
+        self._remove_orphan_temps()
 
     def _bootstrap(self) -> None:
         """A new data directory gets workspace `default` and an admin key."""
@@ -87,6 +92,13 @@ class Astralyx:
             model = self.settings.default_embedding_model
             spec = DeploymentSpec(model=model, kind="embedding", runtime={"type": "embedded"})
             self.deployments.put(None, workspace, "e5-small", spec)
+
+    def _remove_orphan_temps(self) -> None:
+        """Temp files of atomic writes a crash interrupted stay in the bases' folders: remove them."""
+        for base in self.bases.all():
+            removed = remove_orphan_temps(base.folder)
+            if removed:
+                log.info("removed %d temp file(s) of interrupted writes in %s/%s", len(removed), base.workspace, base.name)
 
     def sync_all(self) -> dict:
         """Sync every base's index with its files and sources (at server start, e.g. in a thread)."""

@@ -6,9 +6,12 @@ import hashlib
 import os
 import re
 import secrets
+import stat
 import tempfile
+import time
 from datetime import UTC, datetime
 from pathlib import Path
+from urllib.parse import quote
 
 from .errors import Invalid
 
@@ -43,10 +46,34 @@ def check_name(name: str, what: str) -> str:
     return name
 
 
+def quoted(value: str, *, slashes: bool = False) -> str:
+    """A person's value as a segment of a URL path, percent-encoded so the server gets it as typed.
+
+    Every CLI command and console link that puts a name, id or path into a URL goes through here.
+    Unencoded, `/`, `?`, `#` and `%` would be URL syntax, and a client resolves `.` and `..`
+    segments: `astra metis note BASE .. --delete` would address `…/knowledge-bases/BASE` and delete
+    the base. `slashes=True` keeps the `/` between segments (a note's path); each is encoded alone.
+    """
+    return "/".join(_segment(part) for part in (value.split("/") if slashes else [value]))
+
+
+def _segment(part: str) -> str:
+    text = quote(part, safe="")
+    # quote() leaves dots as they are; a segment of only dots is the one clients collapse.
+    return text.replace(".", "%2E") if text and not text.strip(".") else text
+
+
+# atomic_write's temp files: `.<name>.<8 of mkstemp's random characters>.tmp`, hidden beside the target.
+TEMP_RE = re.compile(r"^\..+\.[a-z0-9_]{8}\.tmp$")
+# A temp file younger than this may be a write under way in another process: left alone.
+TEMP_GRACE_SECONDS = 600
+
+
 def atomic_write(path: Path, data: bytes | str, *, mode: int = 0o644) -> None:
     """Write a file so that a crash leaves either the old file or the new, never half.
 
-    Temp file in the same folder, fsync, rename over the target, fsync the folder.
+    Temp file in the same folder, fsync, rename over the target, fsync the folder. A crash
+    between the first and the last step leaves the temp file: remove_orphan_temps clears it.
     """
     if isinstance(data, str):
         data = data.encode()
@@ -63,6 +90,29 @@ def atomic_write(path: Path, data: bytes | str, *, mode: int = 0o644) -> None:
         Path(tmp).unlink(missing_ok=True)
         raise
     fsync_dir(path.parent)
+
+
+def remove_orphan_temps(folder: Path, *, grace: float = TEMP_GRACE_SECONDS) -> list[Path]:
+    """Remove the temp files interrupted atomic writes left under folder (at start). Answers them.
+
+    Only regular files named as atomic_write names them and untouched for `grace` seconds; links
+    are neither followed nor removed.
+    """
+    removed: list[Path] = []
+    cutoff = time.time() - grace
+    for root, _dirs, files in os.walk(folder):
+        for name in files:
+            if not TEMP_RE.match(name):
+                continue
+            file = Path(root) / name
+            try:
+                st = file.lstat()
+                if stat.S_ISREG(st.st_mode) and st.st_mtime < cutoff:
+                    file.unlink()
+                    removed.append(file)
+            except FileNotFoundError:  # renamed or removed meanwhile: its writer finished
+                continue
+    return removed
 
 
 def fsync_dir(folder: Path) -> None:

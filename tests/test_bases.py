@@ -102,7 +102,7 @@ def test_error_shape_and_body_limit(client, core):
     assert response.status_code == 413
     assert response.json()["error"]["code"] == "TOO_LARGE"
     bad_json = client.post("/v1/metis/knowledge-bases", content="{nope", headers={"content-type": "application/json"})
-    assert bad_json.status_code == 422 and bad_json.json()["error"]["code"] == "INVALID"
+    assert bad_json.status_code == 400 and bad_json.json()["error"]["code"] == "INVALID_JSON"
 
 
 def test_openapi_document(anon):

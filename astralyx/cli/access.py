@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from ..util import quoted
 from .main import State, pass_state
 from .output import json_option, print_json, print_table
 
@@ -76,7 +77,7 @@ def keys_list(state: State, key_workspace: str | None, as_json: bool) -> None:
 @json_option
 @pass_state
 def keys_revoke(state: State, key_id: str, as_json: bool) -> None:
-    data = state.client.delete(f"/keys/{key_id}")
+    data = state.client.delete(f"/keys/{quoted(key_id)}")
     if as_json:
         return print_json(data)
     click.echo(f"revoked {data['id']}")

@@ -11,6 +11,7 @@ from starlette.routing import Route
 from ..auth.roles import DEPLOYMENTS_CALL
 from ..errors import AstralyxError, NotFound
 from ..metis.bases import parse_request
+from ..util import quoted
 from .web import Ctx, page
 
 
@@ -64,8 +65,8 @@ def _extras(ctx: Ctx, base, query: str, as_of: str | None) -> dict[str, Any]:
         docs = ctx.core.documents.documents(ctx.actor, base.name)["documents"]
         extras["documents"] = [d for d in docs if d.get("origin") not in ("notes", "saved")]
     extras["saves"] = ctx.core.saves.list(ctx.actor, base.name)
-    # Drafts a model asked to save (a chat card closed, or an MCP client that cannot ask): decided here.
-    extras["drafts"] = ctx.core.saves.pending(ctx.actor, base.name) if ctx.actor.can(DEPLOYMENTS_CALL) else []
+    extras["drafts"] = ctx.core.saves.drafts(ctx.actor, base.name) if ctx.actor.can(DEPLOYMENTS_CALL) else None
+    extras["draft_rules"] = ctx.core.saves.draft_rules()
     if query:
         try:
             extras["found"] = ctx.core.search.search(ctx.actor, base.name, query, as_of=as_of)
@@ -105,7 +106,7 @@ async def new_note(ctx: Ctx) -> Response:
     content = str(form.get("content") or "")
     metadata = {"title": title} if title else {}
     note, _ = await ctx.call(ctx.core.notes.write, ctx.actor, name, "notes", path, content, metadata, create_only=True)
-    return ctx.redirect(f"/metis/knowledge-bases/{name}/notes/{note.path}", f"Saved note {note.title}")
+    return ctx.redirect(f"/metis/knowledge-bases/{name}/notes/{quoted(note.path, slashes=True)}", f"Saved note {note.title}")
 
 
 def _slug(title: str) -> str:

@@ -23,9 +23,12 @@ from starlette.templating import Jinja2Templates
 from ..auth.actor import Actor
 from ..core import Astralyx
 from ..errors import AstralyxError, Forbidden
+from ..util import quoted
 
 HERE = Path(__file__).parent
 templates = Jinja2Templates(directory=HERE / "templates")
+# A note's path in a link: {{ n.path|urlpath }} (`#`, `%` and spaces are allowed in note names).
+templates.env.filters["urlpath"] = lambda value: quoted(str(value), slashes=True)
 
 # The API key itself, in a Secure, HttpOnly, SameSite=Strict cookie: each request is
 # authenticated afresh, so a revoked key signs the console out at once.
@@ -86,10 +89,9 @@ class Ctx:
         return await self.request.form()
 
     async def json(self) -> Any:
-        try:
-            return await self.request.json()
-        except ValueError:
-            raise AstralyxError("The body is not valid JSON", code="INVALID_JSON") from None
+        from ..server.body import parse_json  # here: the server package imports the console
+
+        return parse_json(await self.request.body())
 
     async def call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """Domain code is synchronous (SQLite, files, model calls): run it off the event loop."""

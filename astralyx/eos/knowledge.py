@@ -2,7 +2,7 @@
 
 The chat gateway (a deployment's built-in tools) and the MCP server (`astralyx.mcp`) call these, so a
 model gets the same numbered passages, the same notes ("answer from these and cite", "nothing found,
-do not make it up") and the same save outcomes (draft, saved, SAVE_LIMIT) whichever way it came.
+do not make it up") and the same save outcomes (draft, saved, SAVE_LIMIT, DRAFT_LIMIT) whichever way it came.
 Errors a model should read come back as answers with {"error": {"code", "message"}}, not exceptions.
 """
 
@@ -36,6 +36,10 @@ DRAFT_NOTE = (
 LIMIT_NOTE = (
     "Nothing was saved: models have saved as many notes to this base as allowed for now. Ask the "
     "person whether to save it themselves."
+)
+DRAFT_LIMIT_NOTE = (
+    "Nothing was saved and no draft was made: models have proposed as many notes to this base as allowed for now. "
+    "Tell the person; do not try again in this conversation."
 )
 
 
@@ -108,7 +112,7 @@ def save(core: Astralyx, base: KnowledgeBase, *, by: str, conversation: str | No
             return Saved(draft_answer(draft), draft=draft)
         done = core.saves.save_now(base, by, conversation, title, text)
     except AstralyxError as e:
-        note = LIMIT_NOTE if e.code == "SAVE_LIMIT" else "Nothing was saved."
+        note = {"SAVE_LIMIT": LIMIT_NOTE, "DRAFT_LIMIT": DRAFT_LIMIT_NOTE}.get(e.code, "Nothing was saved.")
         return Saved({**error(e.code, e.message), "note": note})
     except Exception as e:  # a disk that refuses the file: the model is told, the chat goes on
         log.exception("save_to_knowledge on %s failed", base.name)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 MAX_CHARS = 700  # 8 × 700 = 5,600: eight passages fit in the ~6,000-character budget
 SEPARATOR = " › "
 
-_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+_ATX = re.compile(r" {0,3}(#{1,6})(?=[ \t]|$)")  # the opening only: the rest is cut in atx_heading, linearly
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 _SENTENCE_END = re.compile(r"[.!?;:][\"')\]]*\s")
@@ -75,12 +75,12 @@ def markdown_blocks(text: str, first_line: int = 1) -> list[Block]:
             fence, start = m.group(1)[:3], i
             para = [line]
             continue
-        m = _ATX.match(line)
-        if m:
+        heading = atx_heading(line)
+        if heading:
             flush()
-            title = (m.group(2) or "").strip()
+            level, title = heading
             if title:
-                blocks.append(Block(title, line=first_line + i, level=len(m.group(1))))
+                blocks.append(Block(title, line=first_line + i, level=level))
             continue
         m = _SETEXT.match(line)
         if m and len(para) == 1 and para[0].strip():
@@ -96,6 +96,22 @@ def markdown_blocks(text: str, first_line: int = 1) -> list[Block]:
         para.append(line)
     flush()
     return blocks
+
+
+def atx_heading(line: str) -> tuple[int, str] | None:
+    """(level, title) of an ATX heading line (`## Title ##`), or None.
+
+    Not one regex: `(.*?)` before an optional closing `#`s backtracks over each run of spaces,
+    and a long line of them took minutes.
+    """
+    m = _ATX.match(line)
+    if not m:
+        return None
+    title = line[m.end() :].strip(" \t")
+    unclosed = title.rstrip("#")
+    if unclosed != title and (not unclosed or unclosed[-1] in " \t"):  # a closing sequence: ` ##`
+        title = unclosed.rstrip(" \t")
+    return len(m.group(1)), title.strip()
 
 
 def text_blocks(text: str, first_line: int = 1, page: int | None = None) -> list[Block]:
@@ -142,8 +158,11 @@ def pack(blocks: list[Block], max_chars: int = MAX_CHARS) -> list[Chunk]:
             flush()
         if len(block.text) > max_chars:
             flush()
+            line, counted = block.line, 0
             for piece, offset in split_text(block.text, max_chars):
-                line = None if block.line is None else block.line + block.text.count("\n", 0, offset)
+                if line is not None:  # count the newlines since the last piece only: linear in the block
+                    line += block.text.count("\n", counted, offset)
+                    counted = offset
                 chunks.append(Chunk(piece, headings(), line, block.page))
             continue
         size = sum(len(b.text) + 2 for b in current) + len(block.text)

@@ -7,6 +7,7 @@ the index and handed back with every hit (the memory helper keeps a fact's dates
 
 from __future__ import annotations
 
+import codecs
 import io
 import logging
 import re
@@ -14,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
-from ..errors import Invalid
+from ..errors import AstralyxError, Invalid, TooLarge
 from .chunking import Block, Chunk, markdown_blocks, pack, text_blocks
 
 log = logging.getLogger("astralyx.metis")
@@ -47,13 +48,51 @@ def check_supported(name: str) -> None:
         )
 
 
+# The most text one document may hold (about 14,000 passages): past it, 413 FILE_TOO_LARGE.
+MAX_TEXT_CHARS = 10_000_000
+# Text has few control characters besides tab and newlines (a coloured log: a few %); binary has
+# about one byte in nine (and NUL, which text never has).
+MAX_CONTROL_SHARE = 0.05
+_CONTROLS = bytes([*range(0x00, 0x09), 0x0B, *range(0x0E, 0x20), 0x7F])  # all but \t \n \f \r
+
+
 def decode(data: bytes) -> str:
-    if data.startswith(b"\xef\xbb\xbf"):
+    """Bytes as text: UTF-8 (a BOM dropped), UTF-16 with its BOM, else Windows-1252 / Latin-1."""
+    if data.startswith(codecs.BOM_UTF8):
         data = data[3:]
+    elif data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return data.decode("utf-16", errors="replace")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
+        pass
+    try:
+        return data.decode("cp1252")
+    except UnicodeDecodeError:
         return data.decode("latin-1")
+
+
+def text_of(data: bytes, name: str) -> str:
+    """A text file's text, or 422 UNREADABLE_FILE when its bytes are not text (a binary named .md)."""
+    text = decode(data)
+    raw = text.encode("utf-8", errors="replace") if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) else data
+    if b"\x00" in raw or len(raw) - len(raw.translate(None, _CONTROLS)) > MAX_CONTROL_SHARE * len(raw):
+        raise Invalid(
+            f"{name!r} is not a text file (it holds NUL or many control bytes): send Markdown, plain text "
+            "or HTML as text (UTF-8), a PDF as .pdf",
+            code="UNREADABLE_FILE",
+        )
+    check_size(len(text), name)
+    return text
+
+
+def check_size(chars: int, name: str) -> None:
+    if chars > MAX_TEXT_CHARS:
+        raise TooLarge(
+            f"{name!r} has more than {MAX_TEXT_CHARS:,} characters of text, the most one document may hold: "
+            "split it into smaller files",
+            code="FILE_TOO_LARGE",
+        )
 
 
 def parse_file(label: str, name: str, data: bytes, *, kind: str = "docs") -> ParsedDocument:
@@ -61,13 +100,13 @@ def parse_file(label: str, name: str, data: bytes, *, kind: str = "docs") -> Par
     suffix = PurePosixPath(name).suffix.lower()
     stem = PurePosixPath(name).stem
     if suffix in PDF:
-        title, chunks = read_pdf(data, stem)
+        title, chunks = read_pdf(data, stem, name)
     elif suffix in HTML:
-        title, chunks = read_html(decode(data), stem)
+        title, chunks = read_html(text_of(data, name), stem)
     elif suffix in MARKDOWN:
-        title, chunks = read_markdown(decode(data), stem)
+        title, chunks = read_markdown(text_of(data, name), stem)
     else:
-        title, chunks = read_text(decode(data), stem)
+        title, chunks = read_text(text_of(data, name), stem)
     return ParsedDocument(label=label, title=title, chunks=chunks, kind=kind)
 
 
@@ -132,21 +171,33 @@ def read_html(html: str, fallback_title: str) -> tuple[str, list[Chunk]]:
     return page_title or h1 or fallback_title, pack(blocks)
 
 
-def read_pdf(data: bytes, fallback_title: str) -> tuple[str, list[Chunk]]:
+def read_pdf(data: bytes, fallback_title: str, name: str = "the PDF") -> tuple[str, list[Chunk]]:
     """Page by page: each chunk says its page."""
     from pypdf import PdfReader
-    from pypdf.errors import PdfReadError
+    from pypdf.errors import LimitReachedError
 
     try:
         reader = PdfReader(io.BytesIO(data))
         blocks: list[Block] = []
+        chars = 0
         for number, page in enumerate(reader.pages, start=1):
             text = page.extract_text() or ""
+            chars += len(text)
+            check_size(chars, name)
             blocks += text_blocks(_tidy_pdf_text(text), page=number)
         title = ""
         if reader.metadata and reader.metadata.title:
             title = str(reader.metadata.title)
-    except (PdfReadError, ValueError, KeyError, TypeError) as e:
+    except AstralyxError:  # ours (too much text): as it is
+        raise
+    except LimitReachedError as e:
+        # pypdf stops a stream that unpacks past its limits (75 MB): a decompression bomb, or near enough.
+        raise Invalid(
+            f"This PDF cannot be read: it unpacks to more than can be read ({e}). Split it, or send its text",
+            code="UNREADABLE_FILE",
+        ) from None
+    except Exception as e:  # a malformed file may fail anywhere in the parser: it is the file, not us
+        log.info("unreadable PDF: %s: %s", type(e).__name__, e)
         raise Invalid(f"This PDF cannot be read ({e}): is it a valid, unencrypted PDF?", code="UNREADABLE_FILE") from None
     if not title and blocks:
         first = blocks[0].text.split("\n", 1)[0].strip()

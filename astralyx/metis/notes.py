@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -21,14 +22,17 @@ import yaml
 
 from ..auth.actor import Actor
 from ..auth.roles import WRITE_CONTENT
-from ..errors import BadRequest, Conflict, NotFound
+from ..errors import BadRequest, Conflict, NotFound, TooLarge
 from ..locks import folder_lock
 from ..util import atomic_write, sha256
 from .bases import KnowledgeBase, KnowledgeBases
+from .documents import MAX_TEXT_CHARS
 
 AREAS = {"notes": "notes", "saved": "saved"}
 RESERVED = {("notes", "memory")}  # facts are changed through the memory API
 _ODD = re.compile(r'[\x00-\x1f\x7f\\:*?"<>|]')
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f]")
+_INVISIBLE = {"Cc", "Cf", "Cs", "Zl", "Zp"}  # Unicode categories a name never needs
 MAX_SEGMENT = 200
 MAX_PATH = 1024
 
@@ -83,21 +87,45 @@ def check_path(path: str) -> str:
 
     if not path or len(path) > MAX_PATH:
         raise bad(f"give a relative path of at most {MAX_PATH} characters")
-    if path.startswith("/") or re.match(r"^[A-Za-z]:", path):
+    if any(unicodedata.category(c) in _INVISIBLE for c in path):
+        raise bad("control, format (zero-width, right-to-left override) and line-separator characters are not allowed")
+    # The rules hold for the path as Unicode compares it too: full-width `．．`, `‥` and `／` are
+    # `..` and `/` to NFKC (and to some tools), so `．．／x.md` is refused like `../x.md`.
+    compat = unicodedata.normalize("NFKC", path)
+    if compat.startswith("/") or re.match(r"^[A-Za-z]:", compat):
         raise bad("absolute paths are not allowed; give a path inside the base, like plans/offsite.md")
-    parts = path.split("/")
-    for part in parts:
+    for part in compat.split("/"):
         if part in ("", ".", ".."):
-            raise bad("empty, '.' and '..' segments are not allowed")
+            raise bad("empty, '.' and '..' segments are not allowed (full-width and other look-alike dots included)")
         if part.startswith("."):
             raise bad("names starting with '.' are reserved")
         if _ODD.search(part) or part != part.strip():
             raise bad("control characters, \\ : * ? \" < > | and leading or trailing spaces are not allowed")
+    parts = path.split("/")
+    for part in parts:
         if len(part.encode()) > MAX_SEGMENT:
             raise bad(f"a name is longer than {MAX_SEGMENT} bytes")
     if not parts[-1].endswith(".md") or parts[-1] == ".md":
         raise bad("a note is a markdown file: its name ends in .md")
-    return "/".join(parts)
+    return path
+
+
+def check_text(content: str) -> None:
+    """A note is text: tab and line breaks, but no other control character (NUL, escape, …);
+    and no longer than a document may be."""
+    if len(content) > MAX_TEXT_CHARS:
+        raise TooLarge(
+            f"The note has more than {MAX_TEXT_CHARS:,} characters, the most one document may hold: split it",
+            code="NOTE_TOO_LARGE",
+        )
+    found = _CONTROL.search(content)
+    if found:
+        line = content.count("\n", 0, found.start()) + 1
+        raise BadRequest(
+            f"The note holds the control character U+{ord(found.group()):04X} (line {line}): a note is text; "
+            "tabs and line breaks are the only control characters it may have",
+            code="INVALID_NOTE",
+        )
 
 
 def render(metadata: dict[str, Any], content: str) -> str:
@@ -175,7 +203,7 @@ class Notes:
         notes = []
         for file in sorted(root.rglob("*.md")):
             rel = file.relative_to(root).as_posix()
-            if any(p.startswith(".") for p in rel.split("/")) or file.is_symlink():
+            if any(p.startswith(".") for p in rel.split("/")) or file.is_symlink() or not file.is_file():
                 continue
             notes.append(self._note(base, area, rel, file.read_bytes(), file))
         return notes
@@ -217,6 +245,7 @@ class Notes:
     ) -> tuple[Note, bool]:
         path = check_path(path)
         self._check_writable(base, area, path)
+        check_text(content)
         file = self.resolve(base, area, path)
         with folder_lock(base.folder):
             exists = file.exists()

@@ -6,6 +6,9 @@
   save, which knowledge-bases:write-content may undo (409 NOTE_CHANGED if someone changed it since,
   unless forced).
 - At most 30 saves an hour per base from models (SAVE_LIMIT): a model cannot flood a base.
+- At most 30 drafts an hour per base (DRAFT_LIMIT), and a draft nobody decides on expires
+  (after `draft_expiry_days`, 14 by default): a prompt-injected document cannot fill a person's
+  review queue. Expired drafts are not shown, and are purged at start.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import json
 import re
 import unicodedata
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from ..auth.actor import Actor
@@ -27,6 +30,8 @@ from .bases import KnowledgeBase, KnowledgeBases
 from .notes import Notes
 
 SAVES_PER_HOUR = 30
+DRAFTS_PER_HOUR = 30
+DRAFT_DAYS = 14
 MAX_TITLE = 200
 MAX_TEXT = 50_000
 
@@ -58,6 +63,7 @@ CREATE TABLE IF NOT EXISTS model_saves (
     undone_at TEXT
 );
 CREATE INDEX IF NOT EXISTS model_saves_by_base ON model_saves(workspace, base, created_at);
+CREATE INDEX IF NOT EXISTS model_drafts_by_base ON model_drafts(workspace, base, created_at);
 """
 
 
@@ -77,6 +83,7 @@ class Draft:
     status: str
     created_at: str
     save_id: str | None = None
+    expires_at: str | None = None  # when a pending draft goes, undecided
 
     def to_dict(self) -> dict[str, Any]:
         address = f"{api_base(self.knowledge_base)}/drafts/{self.id}"
@@ -89,6 +96,7 @@ class Draft:
             "conversation": self.conversation,
             "status": self.status,
             "created_at": self.created_at,
+            "expires_at": self.expires_at,
             "save": f"{address}/save",
             "discard": f"{address}/discard",
             "save_id": self.save_id,
@@ -181,13 +189,32 @@ def check_note(title: Any, text: Any) -> tuple[str, str]:
 
 
 class Saves:
-    def __init__(self, db: Database, bases: KnowledgeBases, notes: Notes, per_hour: int = SAVES_PER_HOUR) -> None:
+    def __init__(
+        self,
+        db: Database,
+        bases: KnowledgeBases,
+        notes: Notes,
+        per_hour: int = SAVES_PER_HOUR,
+        *,
+        drafts_per_hour: int = DRAFTS_PER_HOUR,
+        draft_days: int = DRAFT_DAYS,
+    ) -> None:
         self.db = db
         self.bases = bases
         self.notes = notes
         self.per_hour = per_hour
+        self.drafts_per_hour = drafts_per_hour
+        self.draft_days = draft_days
         db.ensure(SCHEMA)
         bases.on_delete.append(self._forget_base)
+
+    def _expired_before(self) -> str:
+        return iso(now() - timedelta(days=self.draft_days))
+
+    def purge_expired_drafts(self) -> int:
+        """Remove the drafts older than draft_days, decided or not (at start). Answers how many."""
+        with self.db.transaction() as conn:
+            return conn.execute("DELETE FROM model_drafts WHERE created_at<?", (self._expired_before(),)).rowcount
 
     def _forget_base(self, base: KnowledgeBase) -> None:
         """A deleted base takes its drafts and saves along: a new base of that name starts with none."""
@@ -197,16 +224,51 @@ class Saves:
 
     # -- drafts (ask before saving) ----------------------------------------
     def propose(self, base: KnowledgeBase, deployment: str, conversation: str | None, title: Any, text: Any) -> Draft:
-        """A draft for the person to save or discard; nothing is written to the base."""
+        """A draft for the person to save or discard, within the per-base limit (DRAFT_LIMIT); nothing
+        is written to the base."""
         title, text = check_note(title, text)
-        draft = Draft(new_id("d"), base.workspace, base.name, deployment, conversation, title, text, "pending", iso())
-        with self.db.transaction() as conn:
-            conn.execute(
-                "INSERT INTO model_drafts(id, workspace, base, deployment, conversation, title, text, status, created_at) "
-                "VALUES (?,?,?,?,?,?,?,?,?)",
-                (draft.id, draft.workspace, draft.knowledge_base, draft.deployment, conversation, title, text,
-                 "pending", draft.created_at),
-            )
+        since = iso(now() - timedelta(hours=1))
+        # The base's folder lock, as for saves: the count and the insert are one step across processes.
+        with folder_lock(base.folder):
+            count = self.db.one(
+                "SELECT count(*) AS n FROM model_drafts WHERE workspace=? AND base=? AND created_at>?",
+                (base.workspace, base.name, since),
+            )["n"]
+            if count >= self.drafts_per_hour:
+                raise RateLimited(
+                    f"{base.name} has had {count} drafts from models in the last hour, the most allowed "
+                    f"({self.drafts_per_hour} an hour per base): no draft was made. Tell the person, or try again later.",
+                    code="DRAFT_LIMIT",
+                )
+            draft = Draft(new_id("d"), base.workspace, base.name, deployment, conversation, title, text, "pending", iso())
+            with self.db.transaction() as conn:
+                conn.execute("DELETE FROM model_drafts WHERE created_at<?", (self._expired_before(),))
+                conn.execute(
+                    "INSERT INTO model_drafts(id, workspace, base, deployment, conversation, title, text, status, "
+                    "created_at) VALUES (?,?,?,?,?,?,?,?,?)",
+                    (draft.id, draft.workspace, draft.knowledge_base, draft.deployment, conversation, title, text,
+                     "pending", draft.created_at),
+                )
+        return self._expiring(draft)
+
+    def drafts(self, actor: Actor, base_name: str) -> list[Draft]:
+        """The base's drafts awaiting a decision, newest first (expired ones are gone)."""
+        actor.require(DEPLOYMENTS_CALL)
+        base = self.bases.get(actor, base_name)
+        rows = self.db.query(
+            "SELECT * FROM model_drafts WHERE workspace=? AND base=? AND status='pending' AND created_at>=? "
+            "ORDER BY created_at DESC, rowid DESC",
+            (base.workspace, base.name, self._expired_before()),
+        )
+        return [self._expiring(self._draft(r)) for r in rows]
+
+    def draft_rules(self) -> dict[str, int]:
+        return {"expire_after_days": self.draft_days, "drafts_per_hour": self.drafts_per_hour}
+
+    def _expiring(self, draft: Draft) -> Draft:
+        if draft.status == "pending":
+            created = datetime.fromisoformat(draft.created_at.replace("Z", "+00:00"))
+            draft.expires_at = iso(created + timedelta(days=self.draft_days))
         return draft
 
     def draft(self, actor: Actor, base_name: str, draft_id: str) -> Draft:
@@ -216,10 +278,10 @@ class Saves:
         row = self.db.one(
             "SELECT * FROM model_drafts WHERE id=? AND workspace=? AND base=?", (draft_id, actor.workspace, base_name)
         )
-        if row is None:
+        if row is None or row["created_at"] < self._expired_before():
             raise NotFound(f"Draft {draft_id!r} not found in {base_name}: draft ids come in the chat response "
-                           "(astralyx.drafts)", code="DRAFT_NOT_FOUND")
-        return self._draft(row)
+                           f"(astralyx.drafts), and a draft expires after {self.draft_days} days", code="DRAFT_NOT_FOUND")
+        return self._expiring(self._draft(row))
 
     def save_draft(self, actor: Actor, base_name: str, draft_id: str,
                    title: str | None = None, text: str | None = None) -> tuple[Draft, ModelSave]:
@@ -256,15 +318,6 @@ class Saves:
             conn.execute("UPDATE model_drafts SET status='discarded', decided_at=? WHERE id=? AND status='pending'",
                          (iso(), draft.id))
         return self.draft(actor, base_name, draft_id)
-
-    def pending(self, actor: Actor, base_name: str) -> list[Draft]:
-        """The base's drafts nobody has decided on yet, newest first (the console's Drafts waiting)."""
-        actor.require(DEPLOYMENTS_CALL)
-        rows = self.db.query(
-            "SELECT * FROM model_drafts WHERE workspace=? AND base=? AND status='pending' ORDER BY created_at DESC",
-            (actor.workspace, base_name),
-        )
-        return [self._draft(r) for r in rows]
 
     @staticmethod
     def _check_pending(draft: Draft) -> None:

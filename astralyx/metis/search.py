@@ -146,7 +146,7 @@ class Search:
         """Each hook reorders/filters its kind's hits inside the slots that kind holds."""
         for kind, hook in self.rerankers.items():
             mine = [h for h in hits if h.kind == kind]
-            if not mine:
+            if not mine and as_of is None:  # with as_of, the hook still checks it: no hits is no excuse
                 continue
             ranked = iter(hook(base, mine, as_of))
             merged: list[Hit] = []

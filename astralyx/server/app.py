@@ -57,8 +57,10 @@ def create_mcp(core: Astralyx):  # type: ignore[no-untyped-def]
     return mcp, mcp.lifespan
 
 
-def create_app(core: Astralyx) -> BodyLimit:
+def create_app(core: Astralyx) -> errors.CatchAll:
     api = create_api(core)
+    console = create_console(core)
+    console.add_exception_handler(Exception, errors.unexpected)
     mcp, mcp_lifespan = create_mcp(core)
 
     @asynccontextmanager
@@ -74,9 +76,10 @@ def create_app(core: Astralyx) -> BodyLimit:
         routes=[
             Mount("/v1", app=api),
             Route("/mcp", endpoint=mcp),
-            Mount("/", app=create_console(core)),
+            Mount("/", app=console),
         ],
+        exception_handlers={Exception: errors.unexpected},
         lifespan=lifespan,
     )
     app.state.core = core
-    return BodyLimit(app, core.settings.max_body_bytes, core.settings.max_json_bytes)
+    return errors.CatchAll(BodyLimit(app, core.settings.max_body_bytes, core.settings.max_json_bytes))

@@ -1,4 +1,5 @@
-"""Request body limits (413 TOO_LARGE) before the application reads a byte."""
+"""Request body limits before the application reads a byte: size (413 TOO_LARGE) and, for JSON
+bodies, the rule of `body.parse_json` (400 INVALID_JSON)."""
 
 from __future__ import annotations
 
@@ -6,11 +7,16 @@ import json
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ..errors import AstralyxError
+from .body import parse_json
+
 
 class BodyLimit:
     """Refuse bodies over the limit: by Content-Length when given, else by buffering up to it.
 
-    The HTTP server enforces Content-Length framing, so a declared length is trusted.
+    The HTTP server enforces Content-Length framing, so a declared length is trusted. A JSON body
+    is read whole (it is small: max_json_bytes) and checked once here, so every route, the ones
+    FastAPI parses and the ones that parse themselves, answers a bad one the same way.
     """
 
     def __init__(self, app: ASGIApp, max_bytes: int, max_json_bytes: int) -> None:
@@ -24,18 +30,16 @@ class BodyLimit:
             return
         headers = dict(scope.get("headers") or [])
         ctype = headers.get(b"content-type", b"").decode("latin-1").lower()
-        limit = self.max_json_bytes if "json" in ctype else self.max_bytes
+        is_json = "json" in ctype
+        limit = self.max_json_bytes if is_json else self.max_bytes
         length = headers.get(b"content-length")
-        if length is not None:
-            if length.isdigit() and int(length) > limit:
-                await _too_large(send, limit)
-                return
+        if length is not None and length.isdigit() and int(length) > limit:
+            await _too_large(send, limit)
+            return
+        if not is_json and (length is not None or scope.get("method") in ("GET", "HEAD", "DELETE", "OPTIONS")):
             await self.app(scope, receive, send)
             return
-        if scope.get("method") in ("GET", "HEAD", "DELETE", "OPTIONS"):
-            await self.app(scope, receive, send)
-            return
-        # Chunked upload: read it whole, within the limit, then hand it on.
+        # A JSON body, or a chunked upload: read it whole, within the limit, then hand it on.
         chunks: list[bytes] = []
         size = 0
         while True:
@@ -51,6 +55,12 @@ class BodyLimit:
             if not message.get("more_body"):
                 break
         body = b"".join(chunks)
+        if is_json:
+            try:
+                parse_json(body)
+            except AstralyxError as e:
+                await answer(send, e.status, e.to_dict())
+                return
         sent = False
 
         async def replay() -> Message:
@@ -64,13 +74,17 @@ class BodyLimit:
 
 
 async def _too_large(send: Send, limit: int) -> None:
-    body = json.dumps(
-        {"error": {"code": "TOO_LARGE", "message": f"The request body is larger than {limit} bytes: send less at once"}}
-    ).encode()
+    message = f"The request body is larger than {limit} bytes: send less at once"
+    await answer(send, 413, {"error": {"code": "TOO_LARGE", "message": message}})
+
+
+async def answer(send: Send, status: int, error: dict) -> None:
+    """A JSON error answer straight onto the wire (below the application, no Response object)."""
+    body = json.dumps(error).encode()
     await send(
         {
             "type": "http.response.start",
-            "status": 413,
+            "status": status,
             "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
         }
     )

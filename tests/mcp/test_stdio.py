@@ -101,7 +101,7 @@ async def test_save_without_elicitation_is_a_draft_the_console_lists(home, bases
     assert "Drafts waiting" in answer["note"]
     from astralyx.auth.actor import Actor
 
-    pending = core.saves.pending(Actor.local_owner("default"), "handbook")
+    pending = core.saves.drafts(Actor.local_owner("default"), "handbook")
     assert [d.title for d in pending] == ["Offsite"] and pending[0].deployment.startswith("mcp")
     assert not (core.bases.folder("default", "handbook") / "saved").exists()
 
@@ -132,7 +132,7 @@ async def test_save_declined_saves_nothing(home, bases, core, mode):
     assert not (core.bases.folder("default", "handbook") / "saved").exists()
     from astralyx.auth.actor import Actor
 
-    assert core.saves.pending(Actor.local_owner("default"), "handbook") == []
+    assert core.saves.drafts(Actor.local_owner("default"), "handbook") == []
 
 
 async def test_save_on_its_own_only_where_the_base_says_so_and_within_the_limit(home, bases, core):

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from ...util import quoted
 from ..main import State, pass_state
 from ..output import json_option, print_json, print_table
 from . import eos
@@ -66,7 +67,7 @@ def add(state: State, model: str, file: str | None, chat_format: str | None, as_
         body["file"] = str(Path(file).expanduser().resolve())
     if chat_format:
         body["chat_format"] = chat_format
-    data = state.client.post(f"/eos/models/{model}/add", json=body)
+    data = state.client.post(f"/eos/models/{quoted(model)}/add", json=body)
     if data.get("download", {}).get("state") == "downloading":
         data = _follow_download(state, data)
     if as_json:
@@ -95,7 +96,7 @@ def _follow_download(state: State, data: dict) -> dict:
             if download.get("state") != "downloading":
                 break
             time.sleep(0.5)
-            data = state.client.get(f"/eos/models/{name}")
+            data = state.client.get(f"/eos/models/{quoted(name)}")
     if download.get("state") == "failed":
         click.secho(f"Error: fetching {name} failed: {download.get('error')}. "
                     f"Add a local copy with `astra eos add {name} --file PATH.gguf` (MODEL_DOWNLOAD_FAILED)",
@@ -126,7 +127,7 @@ def deploy(
     from ..client import ApiError
 
     try:
-        entry = state.client.get(f"/eos/models/{model}")
+        entry = state.client.get(f"/eos/models/{quoted(model)}")
     except ApiError as e:
         if e.status != 404:
             raise
@@ -155,13 +156,13 @@ def deploy(
     spec: dict = {"model": model_name, "kind": kind, "runtime": runtime,
                   "resources": {"cpu": cpu, "min": min_, "max": max_}}
     try:  # the spec is taken whole: keep the tools and sharing a deployment already has
-        current = state.client.get(f"/eos/deployments/{name}", params={"health": "false"})["spec"]
+        current = state.client.get(f"/eos/deployments/{quoted(name)}", params={"health": "false"})["spec"]
         spec["tools"], spec["shared_with"] = current.get("tools", []), current.get("shared_with", [])
     except ApiError as e:
         if e.status != 404:
             raise
-    state.client.put(f"/eos/deployments/{name}", json={"spec": spec})
-    data = state.client.get(f"/eos/deployments/{name}")
+    state.client.put(f"/eos/deployments/{quoted(name)}", json={"spec": spec})
+    data = state.client.get(f"/eos/deployments/{quoted(name)}")
     if as_json:
         return print_json(data)
     where = f"upstream {url}" if url else "embedded"
@@ -179,5 +180,5 @@ def undeploy(state: State, name: str, yes: bool) -> None:
     """Delete a deployment (bases that name it can no longer embed or extract with it)."""
     if not yes:
         click.confirm(f"Delete deployment {name}?", abort=True)
-    state.client.delete(f"/eos/deployments/{name}")
+    state.client.delete(f"/eos/deployments/{quoted(name)}")
     click.echo(f"deleted {name}")

@@ -7,6 +7,7 @@ import sys
 
 import click
 
+from ...util import quoted
 from ..main import State, pass_state
 from ..output import print_json
 from . import eos
@@ -22,7 +23,7 @@ def receipts() -> None:
 @pass_state
 def show(state: State, receipt_id: str) -> None:
     """Print a receipt (save it to a file to verify it later)."""
-    print_json(state.client.get(f"/eos/receipts/{receipt_id}"))
+    print_json(state.client.get(f"/eos/receipts/{quoted(receipt_id)}"))
 
 
 @receipts.command("public-key")

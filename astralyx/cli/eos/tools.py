@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from ...util import quoted
 from ..main import State, pass_state
 from ..output import json_option, print_json
 from . import eos
@@ -45,7 +46,7 @@ def tools(state: State, deployment: str, what: str | None, base: str | None, sea
     if what is None:
         if search or save or save_on_its_own:
             raise click.UsageError("Name the base: astra eos tools DEPLOYMENT knowledge BASE --search/--save")
-        data = state.client.get(f"/eos/deployments/{deployment}/tools")
+        data = state.client.get(f"/eos/deployments/{quoted(deployment)}/tools")
         if as_json:
             return print_json(data)
         click.echo(tools_table(data["tools"]))
@@ -53,7 +54,7 @@ def tools(state: State, deployment: str, what: str | None, base: str | None, sea
     if not base:
         raise click.UsageError("Name the base: astra eos tools DEPLOYMENT knowledge BASE")
     body = {"search": search, "save": save or save_on_its_own, "confirm": not save_on_its_own}
-    data = state.client.put(f"/eos/deployments/{deployment}/tools/knowledge/{base}", json=body)
+    data = state.client.put(f"/eos/deployments/{quoted(deployment)}/tools/knowledge/{quoted(base)}", json=body)
     if as_json:
         return print_json(data)
     mine = [t for t in data["tools"] if t["knowledge_base"] == base]

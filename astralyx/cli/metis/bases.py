@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from ...util import quoted
 from ..main import State, pass_state
 from ..output import json_option, print_json, print_table
 from . import metis
@@ -67,7 +68,7 @@ def delete(state: State, name: str, yes: bool, as_json: bool) -> None:
     """Delete a base with its folder: every document, note and fact."""
     if not yes:
         click.confirm(f"Delete {name} and everything in it (documents, notes, facts)?", abort=True)
-    data = state.client.delete(f"/metis/knowledge-bases/{name}")
+    data = state.client.delete(f"/metis/knowledge-bases/{quoted(name)}")
     if as_json:
         return print_json(data)
     click.echo(f"deleted {name}")

@@ -5,18 +5,17 @@
 
 from __future__ import annotations
 
-from urllib.parse import quote
-
 import click
 
+from ...util import quoted
 from ..main import State, pass_state
 from ..output import json_option, print_json
 from . import metis
 
 
 def _url(base: str, fact_id: str | None = None) -> str:
-    url = f"/metis/knowledge-bases/{quote(base, safe='')}/memory"
-    return f"{url}/{quote(fact_id, safe='')}" if fact_id else url
+    url = f"/metis/knowledge-bases/{quoted(base)}/memory"
+    return f"{url}/{quoted(fact_id)}" if fact_id else url
 
 
 def _day(stamp: str | None) -> str:

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from urllib.parse import quote
-
 import click
 
+from ...util import quoted
 from ..main import State, pass_state
 from ..output import json_option, print_json, print_table
 from . import metis
 
 
 def _url(base: str, path: str, area: str) -> str:
-    return f"/metis/knowledge-bases/{base}/{area}/{quote(path, safe='')}"
+    return f"/metis/knowledge-bases/{quoted(base)}/{area}/{quoted(path, slashes=True)}"
 
 
 @metis.command("notes")
@@ -22,7 +21,7 @@ def _url(base: str, path: str, area: str) -> str:
 @pass_state
 def notes(state: State, base: str, saved: bool, as_json: bool) -> None:
     """List a base's notes."""
-    data = state.client.get(f"/metis/knowledge-bases/{base}/{'saved' if saved else 'notes'}")
+    data = state.client.get(f"/metis/knowledge-bases/{quoted(base)}/{'saved' if saved else 'notes'}")
     if as_json:
         return print_json(data)
     print_table(data["notes"], ["path", "title", "updated_at"], ["PATH", "TITLE", "UPDATED"])

@@ -19,6 +19,7 @@ from typing import Any
 
 import click
 
+from ...util import quoted
 from ..main import State, pass_state
 from ..output import json_option, print_json
 from . import metis
@@ -120,22 +121,22 @@ def summary(answer: dict[str, Any]) -> str:
 
 def _keep(state: State, base: str, facts: list[dict]) -> dict:
     body = [{k: f[k] for k in ("subject", "attribute", "fact", "source", "said_at") if f.get(k)} for f in facts]
-    return state.client.post(f"/metis/knowledge-bases/{base}/memory", json={"facts": body})
+    return state.client.post(f"/metis/knowledge-bases/{quoted(base)}/memory", json={"facts": body})
 
 
 def _extract(state: State, base: str, body: dict, quiet: bool) -> dict:
     if quiet:
-        return state.client.post(f"/metis/knowledge-bases/{base}/memory/extract", json=body)
+        return state.client.post(f"/metis/knowledge-bases/{quoted(base)}/memory/extract", json=body)
     from rich.console import Console
 
     console = Console(highlight=False)
     if console.is_terminal:
         with console.status(READING):
-            answer = state.client.post(f"/metis/knowledge-bases/{base}/memory/extract", json=body)
+            answer = state.client.post(f"/metis/knowledge-bases/{quoted(base)}/memory/extract", json=body)
         click.echo(READING)
         return answer
     click.echo(READING)
-    return state.client.post(f"/metis/knowledge-bases/{base}/memory/extract", json=body)
+    return state.client.post(f"/metis/knowledge-bases/{quoted(base)}/memory/extract", json=body)
 
 
 @metis.command("remember")

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from ...util import quoted
 from ..client import ApiError
 from ..main import State, pass_state
 from ..output import console, json_option, print_json, print_table
@@ -17,7 +17,7 @@ from . import metis
 
 
 def _url(base: str, rest: str) -> str:
-    return f"/metis/knowledge-bases/{quote(base, safe='')}/{rest}"
+    return f"/metis/knowledge-bases/{quoted(base)}/{rest}"
 
 
 def _progress() -> Progress:
@@ -127,7 +127,7 @@ def upload(state: State, base: str, files: tuple[Path, ...], quiet: bool, as_jso
 def files(state: State, base: str, delete_name: str | None, as_json: bool) -> None:
     """List the files uploaded to BASE (or delete one)."""
     if delete_name:
-        data = state.client.delete(_url(base, f"files/{quote(delete_name, safe='')}"))
+        data = state.client.delete(_url(base, f"files/{quoted(delete_name)}"))
         return print_json(data) if as_json else click.echo(f"deleted {delete_name}")
     data = state.client.get(_url(base, "files"))
     if as_json:

@@ -122,6 +122,9 @@
       } catch (error) { card.append(errorBox(error)); }
     });
     card.append(el("div", { class: "row" }, save, discard));
+    if (draft.expires_at) {
+      card.append(el("p", { class: "muted", text: `Undecided, it expires on ${draft.expires_at.slice(0, 10)}; it also waits on the base's page.` }));
+    }
     return card;
   }
 

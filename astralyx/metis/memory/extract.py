@@ -23,6 +23,7 @@ from ...auth.roles import WRITE_CONTENT
 from ...errors import AstralyxError, BadGateway, Conflict, Invalid, TooLarge, Unavailable
 from ...util import iso
 from . import prompt
+from .facts import normalize_said_at
 from .prompt import Line
 from .secrets import find_secret_in_fact
 
@@ -44,18 +45,10 @@ def _parse_when(value: Any, what: str) -> str:
     """A date ('2026-10-12') or date-time ('2026-10-12T09:30:00Z') as ISO, or 422."""
     if not isinstance(value, str) or not value.strip():
         raise Invalid(f"{what} must be a date (2026-10-12) or a date-time (2026-10-12T09:30:00Z)", code="INVALID_CONVERSATION")
-    text = value.strip()
     try:
-        if len(text) == 10:
-            return date.fromisoformat(text).isoformat()
-        dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        raise Invalid(
-            f"{what} is not a date: use 2026-10-12 or 2026-10-12T09:30:00Z", code="INVALID_CONVERSATION"
-        ) from None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=UTC)
-    return iso(dt.astimezone(UTC).replace(microsecond=0))
+        return normalize_said_at(value)  # the one rule for dates of facts
+    except Invalid as e:
+        raise Invalid(f"{what}: {e.message.removeprefix('said_at ')}", code="INVALID_CONVERSATION") from None
 
 
 def _text_of(content: Any) -> str:

@@ -15,6 +15,7 @@ from typing import Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic_core import PydanticCustomError
 
 from ...errors import Invalid
 
@@ -69,15 +70,13 @@ class FactIn(BaseModel):
     source: str = Field(default="by hand", min_length=1, max_length=MAX_SOURCE)
     said_at: str | None = None
 
-    @field_validator("subject", "attribute", "source")
+    @field_validator("subject", "attribute", "fact", "source")
     @classmethod
     def _one_line(cls, v: str) -> str:
-        return " ".join(v.split())
-
-    @field_validator("fact")
-    @classmethod
-    def _fact_one_paragraph(cls, v: str) -> str:
-        return " ".join(v.split())
+        try:
+            return one_line(v)
+        except Invalid as e:  # as pydantic's own error: the message then names the field
+            raise PydanticCustomError("control_character", e.message) from None
 
     @field_validator("said_at", mode="before")
     @classmethod
@@ -85,6 +84,28 @@ class FactIn(BaseModel):
         if v is None or v == "":
             return None
         return normalize_said_at(v)
+
+
+# C0 and C1 controls (after whitespace is made one space) and the bidirectional overrides, which
+# make a fact read differently from what it holds.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def one_line(value: Any, what: str = "it") -> str:
+    """A fact's text field on one line: runs of whitespace (newlines, tabs) become one space;
+    other control characters (NUL, escape, …) are refused."""
+    text = " ".join(str(value).split())
+    found = _CONTROL.search(text)
+    if found:
+        raise Invalid(f"{what} holds the control character U+{ord(found.group()):04X}: write plain text", code="INVALID_FACT")
+    return text
+
+
+# The forms said_at and as_of take (RFC 3339, and the date alone). Python's fromisoformat alone
+# would also take 2026-W01 and 20260101, which a person rarely means and the docs never promise.
+DATE_FORMS = "a date (2026-10-12) or a date-time (2026-10-12T10:05:00Z, or with its offset: 2026-10-12T12:05:00+02:00)"
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_DATETIME = re.compile(r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?(?:[Zz]|[+-]\d{2}:\d{2})?")
 
 
 def normalize_said_at(value: Any) -> str:
@@ -95,28 +116,33 @@ def normalize_said_at(value: Any) -> str:
         return value.isoformat()
     else:
         text = str(value).strip()
-        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
-            try:
-                return date.fromisoformat(text).isoformat()
-            except ValueError:
-                pass
         try:
-            dt = datetime.fromisoformat(text.replace("Z", "+00:00").replace(" ", "T", 1))
+            if _DATE.fullmatch(text):
+                return date.fromisoformat(text).isoformat()
+            if not _DATETIME.fullmatch(text):
+                raise ValueError(text)
+            dt = datetime.fromisoformat(text.upper().replace("Z", "+00:00").replace(" ", "T", 1))
         except ValueError:
-            raise Invalid(
-                f"said_at {text!r} is not a date: write it as 2026-10-12 or 2026-10-12T10:05:00Z",
-                code="INVALID_FACT",
-            ) from None
+            raise Invalid(f"said_at {text!r} is not a date: write {DATE_FORMS}", code="INVALID_FACT") from None
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=UTC)
-    dt = dt.astimezone(UTC)
+    try:
+        dt = dt.astimezone(UTC)
+    except OverflowError:  # 0001-01-01T00:30+01:00 is before the first instant there is
+        raise Invalid(
+            f"said_at {str(value)!r} is out of range: in UTC it must fall between the years 1 and 9999",
+            code="INVALID_FACT",
+        ) from None
     return dt.replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
-def moment(stamp: str) -> datetime:
-    """The instant a said_at / until / kept_at stands for (a date: its first moment, UTC)."""
+def moment(stamp: str, *, end_of_day: bool = False) -> datetime:
+    """The instant a said_at / until / kept_at stands for (a date: its first moment, UTC).
+
+    end_of_day: a date stands for its last moment instead (as_of 2026-09-30: by the end of that day).
+    """
     if len(stamp) == 10:
-        return datetime.combine(date.fromisoformat(stamp), time(0), UTC)
+        return datetime.combine(date.fromisoformat(stamp), time.max if end_of_day else time(0), UTC)
     dt = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
     return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
 

@@ -15,7 +15,7 @@ from ...errors import Invalid
 from ..bases import KnowledgeBase
 from ..chunking import Chunk
 from ..documents import ParsedDocument
-from .facts import HISTORY_DIR, Fact, moment, parse
+from .facts import DATE_FORMS, HISTORY_DIR, Fact, moment, parse
 from .timeline import held_on, norm_name
 
 PREFIX = "notes/memory/"
@@ -82,7 +82,7 @@ def rerank(base: KnowledgeBase, hits: list, as_of: str | None) -> list:
         try:
             at = as_of_moment(as_of)
         except Invalid:
-            raise Invalid(f"as_of {as_of!r} is not a date: write it as 2026-09-30", code="INVALID_QUERY") from None
+            raise Invalid(f"as_of {as_of!r} is not a date: write {DATE_FORMS}", code="INVALID_QUERY") from None
         kept = []
         for hit in hits:
             fact = _fact_of(hit)

@@ -22,7 +22,7 @@ from ...errors import BadRequest, Conflict, Invalid, NotFound
 from ...locks import folder_lock
 from ...util import iso, new_id
 from ..bases import KnowledgeBase, KnowledgeBases
-from .facts import ID_RE, MAX_FACT, Fact, FactIn, moment, normalize_said_at
+from .facts import ID_RE, MAX_FACT, Fact, FactIn, moment, normalize_said_at, one_line
 from .secrets import find_secret_in_fact
 from .store import JOURNAL, MemoryStore
 from .timeline import CONFIRMS, KNOWN, OLDER, REPLACES, held_on, key_of, norm_name, place, settle
@@ -318,14 +318,14 @@ class Memory:
         base = self.base(actor, base_name, WRITE_CONTENT)
         changes: dict[str, Any] = {}
         if fact is not None:
-            wording = " ".join(str(fact).split())
+            wording = one_line(fact, "the fact")
             if not wording or len(wording) > MAX_FACT:
                 raise Invalid(f"A fact is one sentence of 1 to {MAX_FACT} characters", code="INVALID_FACT")
             changes["fact"] = wording
         if source is not None:
             if not str(source).strip():
                 raise Invalid("source cannot be empty", code="INVALID_FACT")
-            changes["source"] = " ".join(str(source).split())
+            changes["source"] = one_line(source, "source")
         if said_at is not None:
             changes["said_at"] = normalize_said_at(said_at)
         if not changes:
@@ -421,6 +421,4 @@ def as_of_moment(value: str) -> datetime:
     except Invalid:
         raise Invalid(f"as_of {value!r} is not a date: write it as 2026-09-30 or 2026-09-30T12:00:00Z",
                       code="INVALID_DATE") from None
-    if len(stamp) == 10:
-        return moment(stamp) + timedelta(days=1) - timedelta(microseconds=1)
-    return moment(stamp)
+    return moment(stamp, end_of_day=True)

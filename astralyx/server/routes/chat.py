@@ -12,7 +12,8 @@ from starlette.concurrency import iterate_in_threadpool, run_in_threadpool
 
 from ...auth.actor import Actor
 from ...core import Astralyx
-from ...errors import AstralyxError, BadRequest
+from ...errors import AstralyxError
+from ..body import parse_json
 from ..deps import get_actor, get_core
 from ..errors import log
 
@@ -28,10 +29,7 @@ async def chat_completions(
     The response (or the last chunk of a stream) carries `astralyx`: the receipts of the tool calls,
     the drafts to show as cards, the saves made (with their undo addresses).
     """
-    try:
-        body = json.loads(await request.body() or b"null")
-    except ValueError as e:
-        raise BadRequest(f"The body is not valid JSON: {e}", code="INVALID_JSON") from None
+    body = parse_json(await request.body())
     turn = await run_in_threadpool(core.gateway.prepare, actor, body)
     if not body.get("stream"):
         return JSONResponse(await run_in_threadpool(core.gateway.complete, turn))

@@ -7,8 +7,6 @@ note's version as ETag. PUT takes JSON {"metadata", "content"} or the markdown f
 
 from __future__ import annotations
 
-import json
-
 from fastapi import APIRouter, Depends, Header, Request, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
 from starlette.concurrency import run_in_threadpool
@@ -17,6 +15,7 @@ from ...auth.actor import Actor
 from ...core import Astralyx
 from ...errors import BadRequest
 from ...metis.notes import Note, parse, render
+from ..body import parse_json
 from ..deps import get_actor, get_core
 
 router = APIRouter(prefix="/metis/knowledge-bases/{base}", tags=["notes"])
@@ -34,10 +33,7 @@ async def _body(request: Request) -> tuple[dict, str]:
     raw = await request.body()
     ctype = request.headers.get("content-type", "")
     if "json" in ctype:
-        try:
-            data = json.loads(raw or b"{}")
-        except json.JSONDecodeError as e:
-            raise BadRequest(f"The body is not valid JSON: {e}", code="INVALID_JSON") from None
+        data = parse_json(raw, empty={})
         if not isinstance(data, dict) or not isinstance(data.get("content", ""), str):
             raise BadRequest('Send {"metadata": {...}, "content": "markdown"}', code="INVALID_NOTE")
         metadata = data.get("metadata") or {}

@@ -2,6 +2,7 @@
 
 GET  /v1/metis/knowledge-bases/<b>/model-saves                     every note models saved, and whether it is still as saved
 POST /v1/metis/knowledge-bases/<b>/model-saves/<id>/undo[?force=true]
+GET  /v1/metis/knowledge-bases/<b>/drafts                          the drafts awaiting a decision (expired ones gone)
 GET  /v1/metis/knowledge-bases/<b>/drafts/<id>                     a draft a model proposed (ask before saving)
 POST /v1/metis/knowledge-bases/<b>/drafts/<id>                     change its title or text: {"title", "text"}
 POST /v1/metis/knowledge-bases/<b>/drafts/<id>/save                 keep it (optionally edited: {"title", "text"})
@@ -10,14 +11,13 @@ POST /v1/metis/knowledge-bases/<b>/drafts/<id>/discard
 
 from __future__ import annotations
 
-import json
-
 from fastapi import APIRouter, Depends, Request
 from starlette.concurrency import run_in_threadpool
 
 from ...auth.actor import Actor
 from ...core import Astralyx
 from ...errors import BadRequest
+from ..body import parse_json
 from ..deps import get_actor, get_core
 
 router = APIRouter(prefix="/metis/knowledge-bases/{base}", tags=["model saves"])
@@ -40,6 +40,13 @@ def undo_save(
     return core.saves.undo(actor, base, save_id, force=force).to_dict()
 
 
+@router.get("/drafts")
+def list_drafts(base: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
+    """The drafts awaiting a decision (newest first), with how long a draft waits and the hourly limit."""
+    drafts = core.saves.drafts(actor, base)
+    return {"knowledge_base": base, "drafts": [d.to_dict() for d in drafts], **core.saves.draft_rules()}
+
+
 @router.get("/drafts/{draft_id}")
 def get_draft(base: str, draft_id: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
     return core.saves.draft(actor, base, draft_id).to_dict()
@@ -47,10 +54,7 @@ def get_draft(base: str, draft_id: str, actor: Actor = Depends(get_actor), core:
 
 async def _edits(request: Request) -> dict:
     raw = await request.body()
-    try:
-        edits = json.loads(raw) if raw.strip() else {}
-    except ValueError as e:
-        raise BadRequest(f"The body is not valid JSON: {e}", code="INVALID_JSON") from None
+    edits = parse_json(raw, empty={})
     if not isinstance(edits, dict):
         raise BadRequest('Send nothing, or {"title": "...", "text": "..."} to change the draft', code="INVALID_REQUEST")
     return edits
