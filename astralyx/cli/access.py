@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 
 from ..util import quoted
-from .main import State, pass_state
 from .output import json_option, print_json, print_table
+from .state import State, pass_state
 
 
 @click.group()

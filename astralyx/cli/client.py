@@ -6,7 +6,10 @@ Either way every command is an HTTP request to /v1: one code path for the API an
 
 from __future__ import annotations
 
+import json
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,25 +39,75 @@ def _local_owner(app: Any, workspace: str) -> Any:
     return wrapped
 
 
+LOCAL_API = "http://astralyx.local/v1"  # the in-process app's address: a name, never a network
+
+
+class InProcess:
+    """httpx over the app in this process (httpx.ASGITransport), driven from the CLI's synchronous code
+    through an anyio portal: a thread with an event loop, started on the first request."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self._portal: Any = None
+        self._exit: Any = None
+        self._http: httpx.AsyncClient | None = None
+
+    def _start(self) -> None:
+        import atexit
+
+        from anyio.from_thread import start_blocking_portal
+
+        self._exit = start_blocking_portal()
+        self._portal = self._exit.__enter__()
+        self._http = httpx.AsyncClient(transport=httpx.ASGITransport(app=self.app), base_url=LOCAL_API,
+                                       timeout=None)
+        atexit.register(self.close)
+
+    def request(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
+        if self._portal is None:
+            self._start()
+        assert self._http is not None
+
+        async def send() -> httpx.Response:
+            assert self._http is not None
+            response = await self._http.request(method, url, **kwargs)
+            await response.aread()
+            return response
+
+        return self._portal.call(send)
+
+    @contextmanager
+    def stream(self, method: str, url: str, **kwargs: Any) -> Iterator[httpx.Response]:
+        # The in-process answer arrives whole (ASGITransport reads the app's body to its end).
+        yield self.request(method, url, **kwargs)
+
+    def close(self) -> None:
+        if self._portal is not None:
+            if self._http is not None:
+                self._portal.call(self._http.aclose)
+            self._exit.__exit__(None, None, None)
+            self._portal = self._http = None
+
+
 class Client:
     def __init__(self, http: Any, *, local: Any = None) -> None:
-        self.http = http
+        self.http = http  # httpx.Client (a server) or InProcess (the local data directory)
         self.local = local  # the Astralyx instance when working on the local data directory
 
     @classmethod
     def remote(cls, api: str, token: str | None) -> Client:
+        api = api.rstrip("/")
+        if not api.endswith("/v1"):
+            # `astra serve` prints the console's address; the API is under /v1.
+            api += "/v1"
         headers = {"Authorization": f"Bearer {token}"} if token else {}
-        return cls(httpx.Client(base_url=api.rstrip("/"), headers=headers, timeout=httpx.Timeout(900, connect=10)))
+        return cls(httpx.Client(base_url=api, headers=headers, timeout=httpx.Timeout(900, connect=10)))
 
     @classmethod
     def in_process(cls, core: Any, workspace: str) -> Client:
-        from starlette.testclient import TestClient
-
         from ..server import create_app
 
-        app = _local_owner(create_app(core), workspace)
-        http = TestClient(app, base_url="http://astralyx.local/v1", raise_server_exceptions=False)
-        return cls(http, local=core)
+        return cls(InProcess(_local_owner(create_app(core), workspace)), local=core)
 
     @classmethod
     def from_env(cls, home: str | None, workspace: str) -> Client:
@@ -75,16 +128,33 @@ class Client:
             )
         return cls.in_process(core, workspace)
 
-    def request(self, method: str, path: str, **kwargs: Any) -> Any:
-        url = path if path.startswith("/") else "/" + path
-        if self.local is not None:
-            url = "/v1" + url if not url.startswith("/v1") else url
-            url = "http://astralyx.local" + url
+    @staticmethod
+    def _path(path: str) -> str:
+        """Paths are relative to /v1 ("/metis/knowledge-bases"); the base URL of either transport ends in /v1."""
+        path = path.removeprefix("/v1") if path.startswith("/v1/") else path
+        return path.lstrip("/")
+
+    def _send(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
         try:
-            response = self.http.request(method, url, **kwargs)
+            return self.http.request(method, self._path(path), **kwargs)
         except httpx.TransportError as e:
             raise ApiError(0, "UNREACHABLE", f"Cannot reach the Astralyx API ({e}): is `astra serve` running?") from None
-        return self._answer(response)
+
+    def request(self, method: str, path: str, **kwargs: Any) -> Any:
+        return self._answer(self._send(method, path, **kwargs))
+
+    def events(self, method: str, path: str, **kwargs: Any) -> Iterator[dict[str, Any]]:
+        """The NDJSON lines of a ?progress=true answer, parsed as they come; an error answer raises ApiError."""
+        try:
+            with self.http.stream(method, self._path(path), **kwargs) as response:
+                if response.status_code >= 400:
+                    response.read()
+                    self._answer(response)
+                for line in response.iter_lines():
+                    if line.strip():
+                        yield json.loads(line)
+        except httpx.TransportError as e:
+            raise ApiError(0, "UNREACHABLE", f"Cannot reach the Astralyx API ({e}): is `astra serve` running?") from None
 
     @staticmethod
     def _answer(response: httpx.Response) -> Any:

@@ -3,28 +3,12 @@
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
 
 import click
 
 from .. import __version__
-from .client import ApiError, Client
-
-
-@dataclass
-class State:
-    home: str | None
-    workspace: str
-    _client: Client | None = field(default=None, repr=False)
-
-    @property
-    def client(self) -> Client:
-        if self._client is None:
-            self._client = Client.from_env(self.home, self.workspace)
-        return self._client
-
-
-pass_state = click.make_pass_decorator(State)
+from .client import ApiError
+from .state import State
 
 
 class Group(click.Group):

@@ -12,7 +12,7 @@ import sys
 
 import click
 
-from .main import State, pass_state
+from .state import State, pass_state
 
 
 @click.command("mcp")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .main import State, pass_state
+from .state import State, pass_state
 
 
 @click.command()

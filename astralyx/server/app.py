@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import Depends, FastAPI
 from starlette.applications import Starlette
@@ -41,35 +42,55 @@ def create_api(core: Astralyx) -> FastAPI:
     return api
 
 
-def create_mcp(core: Astralyx):  # type: ignore[no-untyped-def]
-    """The MCP endpoint (Streamable HTTP), or an answer that says how to get it when the SDK is not installed."""
-    try:
-        from ..mcp.http import McpHttp
-    except ImportError:  # pragma: no cover - the `mcp` extra is not installed
-        class Missing:
-            async def __call__(self, scope, receive, send):  # type: ignore[no-untyped-def]
-                body = {"error": {"code": "MCP_NOT_INSTALLED",
-                                  "message": "The MCP server needs the mcp SDK: pip install 'astralyx[mcp]'"}}
-                await JSONResponse(body, status_code=501)(scope, receive, send)
+class LazyMcp:
+    """/mcp: the MCP endpoint (Streamable HTTP), loaded when the app starts or is first asked for it.
 
-        return Missing(), None
-    mcp = McpHttp(core)
-    return mcp, mcp.lifespan
+    The SDK takes over half a second to import: the CLI's in-process app, which never serves /mcp,
+    does not pay for it. Without the `mcp` extra, /mcp says how to get it.
+    """
+
+    def __init__(self, core: Astralyx) -> None:
+        self.core = core
+        self._endpoint: Any = None
+
+    def endpoint(self) -> Any:
+        if self._endpoint is None:
+            try:
+                from ..mcp.http import McpHttp
+            except ImportError:  # pragma: no cover - the `mcp` extra is not installed
+                self._endpoint = _mcp_missing
+            else:
+                self._endpoint = McpHttp(self.core)
+        return self._endpoint
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        await self.endpoint()(scope, receive, send)
+
+    @asynccontextmanager
+    async def lifespan(self) -> AsyncIterator[None]:
+        # MCP sessions live while the app runs: the SDK's session manager starts and stops with it.
+        endpoint = self.endpoint()
+        if endpoint is _mcp_missing:
+            yield
+            return
+        async with endpoint.lifespan():
+            yield
+
+
+async def _mcp_missing(scope: Any, receive: Any, send: Any) -> None:
+    body = {"error": {"code": "MCP_NOT_INSTALLED", "message": "The MCP server needs the mcp SDK: pip install 'astralyx[mcp]'"}}
+    await JSONResponse(body, status_code=501)(scope, receive, send)
 
 
 def create_app(core: Astralyx) -> errors.CatchAll:
     api = create_api(core)
     console = create_console(core)
     console.add_exception_handler(Exception, errors.unexpected)
-    mcp, mcp_lifespan = create_mcp(core)
+    mcp = LazyMcp(core)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        # MCP sessions live while the app runs: the SDK's session manager starts and stops with it.
-        if mcp_lifespan is None:
-            yield
-            return
-        async with mcp_lifespan():
+        async with mcp.lifespan():
             yield
 
     app = Starlette(

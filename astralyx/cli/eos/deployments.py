@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from ..main import State, pass_state
 from ..output import json_option, print_json, print_table
+from ..state import State, pass_state
 from . import eos
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import click
 
 from ...util import quoted
-from ..main import State, pass_state
 from ..output import json_option, print_json, print_table
+from ..state import State, pass_state
 from . import eos
 
 

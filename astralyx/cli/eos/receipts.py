@@ -8,8 +8,8 @@ import sys
 import click
 
 from ...util import quoted
-from ..main import State, pass_state
 from ..output import print_json
+from ..state import State, pass_state
 from . import eos
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 
 from ...util import quoted
-from ..main import State, pass_state
 from ..output import json_option, print_json
+from ..state import State, pass_state
 from . import eos
 
 # Column widths of the listing, as the docs show it (a longer cell pushes the next by one space).

@@ -8,8 +8,8 @@ from __future__ import annotations
 import click
 
 from ...util import quoted
-from ..main import State, pass_state
 from ..output import json_option, print_json
+from ..state import State, pass_state
 from . import metis
 
 

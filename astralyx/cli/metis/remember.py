@@ -20,8 +20,8 @@ from typing import Any
 import click
 
 from ...util import quoted
-from ..main import State, pass_state
 from ..output import json_option, print_json
+from ..state import State, pass_state
 from . import metis
 
 READING = "reading the conversation for facts (a small model on a CPU takes a minute or two)…"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -11,8 +10,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from ...util import quoted
 from ..client import ApiError
-from ..main import State, pass_state
 from ..output import console, json_option, print_json, print_table
+from ..state import State, pass_state
 from . import metis
 
 
@@ -30,37 +29,21 @@ def _progress() -> Progress:
 
 def _streamed(state: State, path: str, what: str, quiet: bool) -> dict[str, Any]:
     """POST with ?progress=true and follow the NDJSON lines with a progress bar."""
-    client = state.client
-    url = _url_for(client, path + "?progress=true")
     result: dict[str, Any] | None = None
     with _progress() as bar:
         task = bar.add_task(what, total=None, document="", visible=not quiet)
-        with client.http.stream("POST", url) as response:
-            if response.status_code >= 400:
-                response.read()
-                client._answer(response)  # raises ApiError with the server's message
-            for line in response.iter_lines():
-                if not line.strip():
-                    continue
-                event = json.loads(line)
-                if "progress" in event:
-                    p = event["progress"]
-                    bar.update(task, total=p["total"], completed=p["done"], document=p.get("document") or "")
-                elif "result" in event:
-                    result = event["result"]
-                elif "error" in event:
-                    err = event["error"]
-                    raise ApiError(500, err.get("code", "ERROR"), err.get("message", ""))
+        for event in state.client.events("POST", path + "?progress=true"):
+            if "progress" in event:
+                p = event["progress"]
+                bar.update(task, total=p["total"], completed=p["done"], document=p.get("document") or "")
+            elif "result" in event:
+                result = event["result"]
+            elif "error" in event:
+                err = event["error"]
+                raise ApiError(500, err.get("code", "ERROR"), err.get("message", ""))
     if result is None:
         raise ApiError(502, "INCOMPLETE", "The server stopped before it finished: see its log, then run this again")
     return result
-
-
-def _url_for(client, path: str) -> str:
-    url = path if path.startswith("/") else "/" + path
-    if client.local is not None:
-        url = "http://astralyx.local/v1" + url
-    return url
 
 
 def _report(data: dict[str, Any], verb: str) -> None:
