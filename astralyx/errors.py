@@ -79,3 +79,12 @@ class BadGateway(AstralyxError):
 
 class Unavailable(AstralyxError):
     status, code = 503, "UNAVAILABLE"
+
+
+def validation_message(what: str, e: Any) -> str:
+    """A pydantic ValidationError as one sentence that names each field: "The deployment spec is not valid: …"."""
+    parts = []
+    for err in e.errors():
+        loc = ".".join(str(p) for p in err["loc"]) or what
+        parts.append(f"{loc}: {err['msg']}")
+    return f"The {what} is not valid: " + "; ".join(parts)

@@ -18,6 +18,7 @@ def workspaces() -> None:
 @json_option
 @pass_state
 def workspaces_list(state: State, as_json: bool) -> None:
+    """List the workspaces of this instance."""
     data = state.client.get("/workspaces")
     if as_json:
         return print_json(data)
@@ -29,6 +30,7 @@ def workspaces_list(state: State, as_json: bool) -> None:
 @json_option
 @pass_state
 def workspaces_create(state: State, name: str, as_json: bool) -> None:
+    """Create a workspace (it gets its own embedded e5-small deployment)."""
     data = state.client.post("/workspaces", json={"name": name})
     if as_json:
         return print_json(data)
@@ -42,7 +44,8 @@ def keys() -> None:
 
 @keys.command("create")
 @click.option("--workspace", "key_workspace", help="Workspace of the key (default: your own).")
-@click.option("--role", type=click.Choice(["caller", "viewer", "editor", "admin"]), required=True)
+@click.option("--role", type=click.Choice(["caller", "viewer", "editor", "admin"]), required=True,
+              help="What the key may do: caller (call deployments), viewer (+ read bases), editor (+ write), admin.")
 @click.option("--name", default="", help="What the key is for.")
 @json_option
 @pass_state
@@ -61,6 +64,7 @@ def keys_create(state: State, key_workspace: str | None, role: str, name: str, a
 @json_option
 @pass_state
 def keys_list(state: State, key_workspace: str | None, as_json: bool) -> None:
+    """List a workspace's API keys (never the keys themselves: only their ids, roles and names)."""
     params = {"workspace": key_workspace} if key_workspace else {}
     data = state.client.get("/keys", params=params)
     if as_json:
@@ -77,6 +81,7 @@ def keys_list(state: State, key_workspace: str | None, as_json: bool) -> None:
 @json_option
 @pass_state
 def keys_revoke(state: State, key_id: str, as_json: bool) -> None:
+    """Revoke an API key: it is refused from the next request on."""
     data = state.client.delete(f"/keys/{quoted(key_id)}")
     if as_json:
         return print_json(data)

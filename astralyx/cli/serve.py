@@ -8,8 +8,8 @@ from .state import State, pass_state
 
 
 @click.command()
-@click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", default=8000, show_default=True, type=int)
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (0.0.0.0: every interface).")
+@click.option("--port", default=8000, show_default=True, type=int, help="Port to listen on.")
 @click.option("--home", "serve_home", help="Data directory (else ASTRALYX_HOME, else ~/.astralyx).")
 @click.option("--edge", is_flag=True, help="Run as an edge gateway: knowledge tools answer as unavailable.")
 @pass_state

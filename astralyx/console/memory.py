@@ -7,17 +7,9 @@ from typing import Any
 from starlette.responses import Response
 from starlette.routing import Route
 
-from ..errors import AstralyxError
 from ..metis.bases import parse_request
 from .bases import base_request, deployment_choices
 from .web import Ctx, page
-
-
-def _memory(ctx: Ctx):
-    memory = getattr(ctx.core, "memory", None)
-    if memory is None:
-        raise AstralyxError("This build has no memory service", code="NOT_AVAILABLE", status=501)
-    return memory
 
 
 def older_counts(listing: dict[str, Any]) -> dict[str, int]:
@@ -51,7 +43,7 @@ async def show_memory(ctx: Ctx) -> Response:
     name = ctx.request.path_params["name"]
     history = ctx.request.query_params.get("history") in ("1", "true", "on")
     base = await ctx.call(ctx.core.bases.get, ctx.actor, name)
-    listing = await ctx.call(_memory(ctx).list, ctx.actor, name, history=history)
+    listing = await ctx.call(ctx.core.memory.list, ctx.actor, name, history=history)
     return ctx.render("memory/show.html", base=base, listing=listing, history=history)
 
 
@@ -61,7 +53,7 @@ async def add_fact(ctx: Ctx) -> Response:
     form = await ctx.form()
     fact = {k: str(form.get(k) or "").strip() for k in ("subject", "attribute", "fact", "source", "said_at")}
     fact["source"] = fact["source"] or "by hand"
-    result = await ctx.call(_memory(ctx).keep, ctx.actor, name, [fact])
+    result = await ctx.call(ctx.core.memory.keep, ctx.actor, name, [fact])
     entry = result["facts"][0]
     if entry["change"] == "confirms":
         message = f"Already known: kept once, said again {entry['said_at'][:10]} recorded"
@@ -81,7 +73,7 @@ async def add_fact(ctx: Ctx) -> Response:
 @page
 async def edit_form(ctx: Ctx) -> Response:
     name, fact_id = ctx.request.path_params["name"], ctx.request.path_params["fact_id"]
-    fact = await ctx.call(_memory(ctx).get, ctx.actor, name, fact_id)
+    fact = await ctx.call(ctx.core.memory.get, ctx.actor, name, fact_id)
     return ctx.render("memory/edit.html", base_name=name, fact=fact)
 
 
@@ -91,14 +83,14 @@ async def edit_fact(ctx: Ctx) -> Response:
     form = await ctx.form()
     said_at = str(form.get("said_at") or "").strip() or None
     source = str(form.get("source") or "").strip() or None
-    await ctx.call(_memory(ctx).edit, ctx.actor, name, fact_id, str(form.get("fact") or ""), said_at=said_at, source=source)
+    await ctx.call(ctx.core.memory.edit, ctx.actor, name, fact_id, str(form.get("fact") or ""), said_at=said_at, source=source)
     return ctx.redirect(f"/metis/memory/{name}", "Corrected; its history is kept")
 
 
 @page
 async def forget_form(ctx: Ctx) -> Response:
     name, fact_id = ctx.request.path_params["name"], ctx.request.path_params["fact_id"]
-    memory = _memory(ctx)
+    memory = ctx.core.memory
     fact = await ctx.call(memory.get, ctx.actor, name, fact_id)
     listing = await ctx.call(memory.list, ctx.actor, name, history=True)
     older = older_counts(listing).get(fact_id, 0)
@@ -110,7 +102,7 @@ async def forget_fact(ctx: Ctx) -> Response:
     name, fact_id = ctx.request.path_params["name"], ctx.request.path_params["fact_id"]
     form = await ctx.form()
     history = form.get("history") == "true"
-    result = await ctx.call(_memory(ctx).forget, ctx.actor, name, fact_id, history=history)
+    result = await ctx.call(ctx.core.memory.forget, ctx.actor, name, fact_id, history=history)
     n = result["history_forgotten"]
     message = "Forgot the fact"
     if n:

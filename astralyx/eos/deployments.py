@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..auth.actor import Actor
 from ..auth.roles import DEPLOYMENTS_CALL, DEPLOYMENTS_READ, DEPLOYMENTS_UPDATE
-from ..errors import Invalid, NotFound
+from ..errors import Invalid, NotFound, validation_message
 from ..sqlite import Database
 from ..util import check_name, iso
 
@@ -103,15 +103,7 @@ def parse_spec(data: Any) -> DeploymentSpec:
     try:
         return DeploymentSpec.model_validate(data)
     except ValidationError as e:
-        raise Invalid(_validation_message("deployment spec", e), code="INVALID_SPEC") from None
-
-
-def _validation_message(what: str, e: ValidationError) -> str:
-    parts = []
-    for err in e.errors():
-        loc = ".".join(str(p) for p in err["loc"]) or what
-        parts.append(f"{loc}: {err['msg']}")
-    return f"The {what} is not valid: " + "; ".join(parts)
+        raise Invalid(validation_message("deployment spec", e), code="INVALID_SPEC") from None
 
 
 class Deployments:

@@ -12,8 +12,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from ..auth.actor import Actor
 from ..auth.roles import MANAGE_BASES, READ
-from ..eos.deployments import Deployments, _validation_message
-from ..errors import Conflict, Invalid, NotFound
+from ..eos.deployments import Deployments
+from ..errors import Conflict, Invalid, NotFound, validation_message
 from ..sqlite import Database
 from ..util import check_name, iso, new_id
 
@@ -99,7 +99,7 @@ def parse_request(data: Any) -> BaseRequest:
     try:
         return BaseRequest.model_validate(data)
     except ValidationError as e:
-        raise Invalid(_validation_message("knowledge base", e), code="INVALID_SPEC") from None
+        raise Invalid(validation_message("knowledge base", e), code="INVALID_SPEC") from None
 
 
 class KnowledgeBases:

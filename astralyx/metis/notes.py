@@ -241,7 +241,6 @@ class Notes:
         *,
         if_match: str | None = None,
         create_only: bool = False,
-        listeners: bool = True,
     ) -> tuple[Note, bool]:
         path = check_path(path)
         self._check_writable(base, area, path)
@@ -255,8 +254,7 @@ class Notes:
             data = render(metadata or {}, content).encode()
             atomic_write(file, data)
             note = self._note(base, area, path, data, file)
-        if listeners:
-            self._notify(base, note.relpath, deleted=False)
+        self._notify(base, note.relpath, deleted=False)
         return note, not exists
 
     def delete(self, actor: Actor, base_name: str, area: str, path: str, *, if_match: str | None = None) -> None:

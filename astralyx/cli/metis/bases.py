@@ -33,7 +33,8 @@ def bases(state: State, as_json: bool) -> None:
 
 @metis.command("create")
 @click.argument("name")
-@click.option("--kind", type=click.Choice(["documents", "memory"]), default="documents", show_default=True)
+@click.option("--kind", type=click.Choice(["documents", "memory"]), default="documents", show_default=True,
+              help="documents (folders, uploads, notes) or memory (dated facts).")
 @click.option("--embedding", help="Embedding deployment (without one the base searches by keywords).")
 @click.option("--extractor", help="Chat deployment that reads conversations for facts (memory).")
 @click.option("--source", "sources", multiple=True, help="A folder on the server's machine to sync (repeatable).")

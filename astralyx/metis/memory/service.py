@@ -17,8 +17,7 @@ from pydantic import ValidationError
 
 from ...auth.actor import Actor
 from ...auth.roles import READ, WRITE_CONTENT
-from ...eos.deployments import _validation_message
-from ...errors import BadRequest, Conflict, Invalid, NotFound
+from ...errors import BadRequest, Conflict, Invalid, NotFound, validation_message
 from ...locks import folder_lock
 from ...util import iso, new_id
 from ..bases import KnowledgeBase, KnowledgeBases
@@ -231,7 +230,7 @@ class Memory:
             try:
                 fact = raw if isinstance(raw, FactIn) else FactIn.model_validate(raw)
             except ValidationError as e:
-                raise Invalid(_validation_message(f"facts[{i}]", e), code="INVALID_FACT") from None
+                raise Invalid(validation_message(f"facts[{i}]", e), code="INVALID_FACT") from None
             incoming.append(fact)
         # Secrets first, for the whole batch: nothing of any of them is written.
         for i, fact in enumerate(incoming):
