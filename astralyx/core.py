@@ -14,7 +14,7 @@ from .auth.roles import INSTANCE_WORKSPACE
 from .config import Settings
 from .eos import tools as tool_specs
 from .eos.catalog import Models
-from .eos.deployments import Deployments, DeploymentSpec
+from .eos.deployments import Deployments, DeploymentSpec, EmbeddedRuntime
 from .eos.gateway import Gateway
 from .eos.receipts import Receipts
 from .eos.runtimes import Runtimes
@@ -90,7 +90,7 @@ class Astralyx:
         bases can search with embeddings at once."""
         if self.deployments.find(workspace, "e5-small") is None:
             model = self.settings.default_embedding_model
-            spec = DeploymentSpec(model=model, kind="embedding", runtime={"type": "embedded"})
+            spec = DeploymentSpec(model=model, kind="embedding", runtime=EmbeddedRuntime())
             self.deployments.put(None, workspace, "e5-small", spec)
 
     def _remove_orphan_temps(self) -> None:

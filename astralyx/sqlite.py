@@ -10,6 +10,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 try:  # pragma: no cover - which one depends on the machine
     import pysqlite3.dbapi2 as sqlite3
@@ -62,6 +63,11 @@ class Database:
 
     def one(self, sql: str, params: tuple | dict = ()) -> sqlite3.Row | None:
         return self.conn.execute(sql, params).fetchone()
+
+    def scalar(self, sql: str, params: tuple | dict = ()) -> Any:
+        """The first column of the first row (a count, a max), or None without a row."""
+        row = self.one(sql, params)
+        return row[0] if row is not None else None
 
     def ensure(self, schema: str) -> None:
         """Create tables a module owns (each module keeps its own `CREATE … IF NOT EXISTS`)."""

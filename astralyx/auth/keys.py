@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import secrets
 from dataclasses import dataclass
 
@@ -62,7 +63,7 @@ class Workspaces:
             hook(name)
         return {"name": name}
 
-    def list(self, actor: Actor) -> list[dict]:
+    def list(self, actor: Actor) -> builtins.list[dict]:
         if actor.can(WORKSPACES_MANAGE):
             rows = self.db.query("SELECT name, created_at FROM workspaces ORDER BY name")
         else:
@@ -106,7 +107,7 @@ class Keys:
             )
         return key, token
 
-    def list(self, actor: Actor, workspace: str | None = None) -> list[Key]:
+    def list(self, actor: Actor, workspace: str | None = None) -> builtins.list[Key]:
         workspace = workspace or actor.workspace
         self._check_can_manage(actor, workspace)
         rows = self.db.query("SELECT * FROM keys WHERE workspace=? ORDER BY created_at, id", (workspace,))
@@ -135,7 +136,7 @@ class Keys:
         return Actor.of(row["workspace"], row["role"], row["id"])
 
     def count(self) -> int:
-        return self.db.one("SELECT count(*) AS n FROM keys")["n"]
+        return int(self.db.scalar("SELECT count(*) FROM keys"))
 
     @staticmethod
     def _key(row) -> Key:

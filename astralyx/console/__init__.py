@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from starlette.applications import Starlette
-from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Mount, Route
@@ -18,13 +17,14 @@ async def home(request: Request) -> Response:
     return RedirectResponse("/metis/knowledge-bases", status_code=303)
 
 
-async def not_found(request: Request, exc: HTTPException) -> Response:
+async def not_found(request: Request, exc: Exception) -> Response:
     from ..errors import AstralyxError
 
-    error = AstralyxError(f"No page at {request.url.path}", code="NOT_FOUND", status=exc.status_code)
+    status = getattr(exc, "status_code", 404)  # 404 or 405, as Starlette raised it
+    error = AstralyxError(f"No page at {request.url.path}", code="NOT_FOUND", status=status)
     return templates.TemplateResponse(
         request, "error.html", {"error": error, "actor": None, "flash": None, "path": request.url.path},
-        status_code=exc.status_code,
+        status_code=status,
     )
 
 

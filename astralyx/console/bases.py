@@ -119,7 +119,7 @@ async def upload(ctx: Ctx) -> Response:
     name = ctx.request.path_params["name"]
     form = await ctx.form()
     file = form.get("file")
-    if file is None or not getattr(file, "filename", ""):
+    if isinstance(file, str) or file is None or not file.filename:
         raise AstralyxError("Choose a file to upload", code="NO_FILE", status=400)
     data = await file.read()
     result = await ctx.call(ctx.core.documents.upload, ctx.actor, name, file.filename, data)

@@ -178,11 +178,11 @@ def _form_request(form: Any, model: str) -> DeployRequest:
     url = str(form.get("url") or "").strip()
     if form.get("runs") == "upstream" and not url:
         raise AstralyxError("Give the server's URL, e.g. http://127.0.0.1:11434/v1 for Ollama", code="INVALID_SPEC", status=422)
-    fields = {k: str(form.get(k) or "").strip() or None for k in ("name", "upstream_model", "api_key_env")}
+    fields: dict[str, Any] = {k: str(form.get(k) or "").strip() or None for k in ("name", "upstream_model", "api_key_env")}
     try:
-        return DeployRequest(model=model, kind=str(form.get("kind") or "").strip() or None,
-                             cpu=form.get("runs_on") != "any",
-                             min=low, max=high, url=url or None, **fields)
+        return DeployRequest.model_validate({"model": model, "kind": str(form.get("kind") or "").strip() or None,
+                                             "cpu": form.get("runs_on") != "any", "min": low, "max": high,
+                                             "url": url or None, **fields})
     except ValidationError as e:
         raise AstralyxError("The deployment is not valid: " + "; ".join(err["msg"] for err in e.errors()),
                             code="INVALID_SPEC", status=422) from None

@@ -11,6 +11,7 @@ under a new name). Downloads run in a thread; their progress is read by polling.
 
 from __future__ import annotations
 
+import builtins
 import importlib.util
 import json
 import os
@@ -405,7 +406,7 @@ class Models:
             data["download"] = download.to_dict()
         return data
 
-    def list(self, actor: Actor) -> list[dict[str, Any]]:
+    def list(self, actor: Actor) -> builtins.list[dict[str, Any]]:
         actor.require(DEPLOYMENTS_READ)
         models = list(LIBRARY)
         if self.folder.exists():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
@@ -226,7 +227,7 @@ class Deployments:
             raise NotFound(f"Deployment {name!r} not found: `astra eos deployments` lists this workspace's")
         return dep
 
-    def list(self, actor: Actor) -> list[Deployment]:
+    def list(self, actor: Actor) -> builtins.list[Deployment]:
         actor.require(DEPLOYMENTS_READ)
         rows = self.db.query("SELECT * FROM deployments WHERE workspace=? ORDER BY name", (actor.workspace,))
         return [self._row(r) for r in rows]

@@ -155,7 +155,7 @@ class Gateway:
                 raise Invalid(f"The deployment {name!r} has a built-in tool named {tname!r}: give your tool another name",
                               code="TOOL_NAME_TAKEN")
             client_names.add(tname)
-        metadata = body.get("metadata") if isinstance(body.get("metadata"), dict) else {}
+        metadata: dict[str, Any] = body["metadata"] if isinstance(body.get("metadata"), dict) else {}
         conversation = (
             _text(metadata.get("conversation_title")) or _text(metadata.get("conversation_id"))
             or _text(body.get("conversation_id")) or new_id("conv")
@@ -331,7 +331,7 @@ class Gateway:
         usage = '{"query": "..."}' if tool.builtin == SEARCH else '{"title": "...", "text": "..."}'
         try:
             args = json.loads(raw or "{}")
-        except ValueError as e:
+        except json.JSONDecodeError as e:
             return _error("INVALID_ARGUMENTS", f"The arguments are not valid JSON ({e.msg} at character {e.pos}): "
                                                f"call {tool.name} again with {usage}")
         if not isinstance(args, dict):
@@ -421,7 +421,7 @@ def _with_ids(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for call in calls:
         if not isinstance(call, dict):
             continue
-        fn = call.get("function") if isinstance(call.get("function"), dict) else {}
+        fn: dict[str, Any] = call["function"] if isinstance(call.get("function"), dict) else {}
         out.append({
             "id": call.get("id") or f"call_{uuid.uuid4().hex[:16]}",
             "type": "function",
@@ -443,7 +443,7 @@ def _assemble(parts: dict[int, dict[str, Any]], delta: dict[str, Any]) -> None:
     if not isinstance(index, int):
         last = max(parts) if parts else None
         new_call = last is None or (delta.get("id") and parts[last]["id"] not in (None, delta["id"]))
-        index = (last + 1 if last is not None else 0) if new_call else last
+        index = (last + 1 if last is not None else 0) if new_call or last is None else last
     part = parts.setdefault(index, {"id": None, "type": "function", "function": {"name": "", "arguments": ""}})
     if delta.get("id"):
         part["id"] = delta["id"]

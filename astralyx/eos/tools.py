@@ -16,14 +16,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import Invalid
 
-SEARCH = "search_knowledge"
-SAVE = "save_to_knowledge"
+SEARCH: Final = "search_knowledge"
+SAVE: Final = "save_to_knowledge"
 BUILTINS = (SEARCH, SAVE)
 PREFIX = {SEARCH: "search_", SAVE: "save_to_"}
 # What OpenAI-compatible servers accept as a function name.
@@ -211,8 +211,9 @@ def readable_warning(deployment: str, bases: list[str]) -> str | None:
 
 def tools_warning(deployment: str, raw: Any) -> str | None:
     """The readable-by-callers warning for spec.tools as stored (None without a search tool)."""
-    searched = sorted({t.get("knowledge_base") for t in raw or [] if isinstance(t, dict) and t.get("builtin") == SEARCH})
-    return readable_warning(deployment, [b for b in searched if isinstance(b, str)])
+    searched = sorted({b for t in raw or [] if isinstance(t, dict) and t.get("builtin") == SEARCH
+                       and isinstance(b := t.get("knowledge_base"), str)})
+    return readable_warning(deployment, searched)
 
 
 def spec_validator(find_base: Callable[[str, str], Any]) -> Callable[[str, Any], Any]:

@@ -462,7 +462,7 @@ class AstralyxMcp:
 
     def _draft_answer(self, call: Call, draft: Any, why: str) -> dict[str, Any]:
         page = f"/metis/knowledge-bases/{draft.knowledge_base}#drafts"
-        request = getattr(call.ctx, "request", None)
+        request: Any = getattr(call.ctx, "request", None)
         console = str(request.base_url).rstrip("/") + page if getattr(request, "base_url", None) else page
         answer = knowledge.draft_answer(draft)
         answer["where"] = {"console": console, **{k: draft.to_dict()[k] for k in ("save", "discard")}}
@@ -501,7 +501,7 @@ class AstralyxMcp:
             return {**base, "status": "proposed", "proposals": proposals, "kept": 0,
                     "note": "Nothing is kept yet. Show the person these facts (what each would replace, and which are "
                             "known already) and call keep_facts with the ones they choose, as they are." + said}
-        schema = {"type": "object", "properties": {}, "required": []}
+        schema: dict[str, Any] = {"type": "object", "properties": {}, "required": []}
         lines = []
         for i, p in enumerate(proposals, 1):
             label = f"{p['subject']} — {p['attribute']}: {p['fact']}"

@@ -24,6 +24,7 @@ from ..eos import knowledge
 from ..eos import tools as tool_specs
 from ..errors import Forbidden, Invalid, NotFound
 from ..metis.bases import KnowledgeBase
+from ..metis.memory.facts import FactIn
 from ..metis.memory.timeline import norm_name
 from ..metis.search import MAX_RESULTS
 
@@ -80,9 +81,10 @@ class McpTools:
                 if dep.spec.kind != "chat":
                     continue
                 for tool in tool_specs.builtin_tools(dep.spec.tools):
-                    base = core.bases.find(actor.workspace, tool.knowledge_base)
-                    if base is None:
+                    given = core.bases.find(actor.workspace, tool.knowledge_base)
+                    if given is None:
                         continue
+                    base = given
                     offer = found.get(base.name) or Offer(base)
                     if tool.builtin == tool_specs.SEARCH and offer.reader is None:
                         offer = replace(offer, reader=Actor.of(actor.workspace, "viewer"))
@@ -172,7 +174,7 @@ class McpTools:
         name = self.memory(caller, memory, WRITE_CONTENT)
         return self.core.extractor.extract(caller.actor, name, messages, source=source, said_at=said_at)
 
-    def keep(self, caller: Caller, memory: str | None, facts: list[dict]) -> dict[str, Any]:
+    def keep(self, caller: Caller, memory: str | None, facts: list[FactIn | dict]) -> dict[str, Any]:
         name = self.memory(caller, memory, WRITE_CONTENT)
         return self.core.memory.keep(caller.actor, name, facts)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import json
 import shutil
 from dataclasses import dataclass
@@ -178,12 +179,12 @@ class KnowledgeBases:
         row = self.db.one("SELECT * FROM bases WHERE workspace=? AND name=?", (workspace, name))
         return self._row(row) if row else None
 
-    def list(self, actor: Actor) -> list[KnowledgeBase]:
+    def list(self, actor: Actor) -> builtins.list[KnowledgeBase]:
         actor.require(READ)
         rows = self.db.query("SELECT * FROM bases WHERE workspace=? ORDER BY name", (actor.workspace,))
         return [self._row(r) for r in rows]
 
-    def all(self) -> list[KnowledgeBase]:
+    def all(self) -> builtins.list[KnowledgeBase]:
         return [self._row(r) for r in self.db.query("SELECT * FROM bases ORDER BY workspace, name")]
 
     def delete(self, actor: Actor, name: str) -> None:

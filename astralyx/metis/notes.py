@@ -8,6 +8,7 @@ its file) so a writer can say "only if unchanged since" (If-Match).
 
 from __future__ import annotations
 
+import builtins
 import os
 import re
 import unicodedata
@@ -192,11 +193,11 @@ class Notes:
             raise NotFound(f"No note {path!r} in {base.name}/{AREAS[area]}", code="NOTE_NOT_FOUND") from None
         return self._note(base, area, path, data, file)
 
-    def list(self, actor: Actor, base_name: str, area: str = "notes") -> list[Note]:
+    def list(self, actor: Actor, base_name: str, area: str = "notes") -> builtins.list[Note]:
         base = self.bases.get(actor, base_name)
         return self.list_in(base, area)
 
-    def list_in(self, base: KnowledgeBase, area: str) -> list[Note]:
+    def list_in(self, base: KnowledgeBase, area: str) -> builtins.list[Note]:
         root = self._area_root(base, area)
         if not root.exists():
             return []

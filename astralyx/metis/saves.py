@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import builtins
 import json
 import re
 import unicodedata
@@ -230,10 +231,10 @@ class Saves:
         since = iso(now() - timedelta(hours=1))
         # The base's folder lock, as for saves: the count and the insert are one step across processes.
         with folder_lock(base.folder):
-            count = self.db.one(
+            count = self.db.scalar(
                 "SELECT count(*) AS n FROM model_drafts WHERE workspace=? AND base=? AND created_at>?",
                 (base.workspace, base.name, since),
-            )["n"]
+            )
             if count >= self.drafts_per_hour:
                 raise RateLimited(
                     f"{base.name} has had {count} drafts from models in the last hour, the most allowed "
@@ -330,10 +331,10 @@ class Saves:
         title, text = check_note(title, text)
         since = iso(now() - timedelta(hours=1))
         with folder_lock(base.folder):
-            count = self.db.one(
+            count = self.db.scalar(
                 "SELECT count(*) AS n FROM model_saves WHERE workspace=? AND base=? AND confirmed=0 AND created_at>?",
                 (base.workspace, base.name, since),
-            )["n"]
+            )
             if count >= self.per_hour:
                 raise RateLimited(
                     f"{base.name} has had {count} saves from models in the last hour, the most allowed "
@@ -367,7 +368,7 @@ class Saves:
         return save
 
     # -- listing and undo --------------------------------------------------
-    def list(self, actor: Actor, base_name: str) -> list[ModelSave]:
+    def list(self, actor: Actor, base_name: str) -> builtins.list[ModelSave]:
         base = self.bases.get(actor, base_name)
         actor.require(READ)
         rows = self.db.query(

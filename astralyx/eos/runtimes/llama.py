@@ -44,7 +44,8 @@ class LlamaChat(ChatModel):
         self.name = name
         self.chat_format = chat_format
         self.context_length = context  # the window it is loaded with (callers size their prompts by it)
-        self._llama = Llama(model_path=path, n_ctx=context, n_threads=threads or os.cpu_count() or 2,
+        # Any: llama-cpp-python types messages as its own TypedDicts; ours are the same JSON, untyped.
+        self._llama: Any = Llama(model_path=path, n_ctx=context, n_threads=threads or os.cpu_count() or 2,
                             chat_format=chat_format, verbose=False)
         # One llama.cpp context: one generation at a time.
         self._lock = threading.Lock()

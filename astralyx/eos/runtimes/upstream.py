@@ -126,8 +126,8 @@ class UpstreamEmbedder(Embedder):
         self.e5_prefixes = e5_prefixes
         self._dimensions = dimensions
 
-    @property  # type: ignore[override]
-    def dimensions(self) -> int:
+    @property
+    def dimensions(self) -> int:  # type: ignore[override]
         if self._dimensions is None:
             self._dimensions = int(self._embed(["dimensions"]).shape[1])
         return self._dimensions

@@ -83,7 +83,8 @@ def conversation(messages: Any, *, said_at: str | None = None, now: str | None =
         if not text:
             continue
         when = m.get("time") if m.get("time") is not None else m.get("date")
-        name = m.get("name") if isinstance(m.get("name"), str) and m.get("name").strip() else None
+        raw_name = m.get("name")
+        name = raw_name if isinstance(raw_name, str) and raw_name.strip() else None
         lines.append(
             Line(
                 number=len(lines) + 1,

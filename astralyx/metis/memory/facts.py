@@ -175,8 +175,8 @@ def parse(text: str, file_id: str, status: str) -> Fact | None:
         return None
     if not isinstance(meta, dict):
         return None
-    fid = _str(meta.get("id")) or file_id
-    if fid != file_id or not ID_RE.match(fid):
+    fid: str | None = _str(meta.get("id")) or file_id
+    if fid != file_id or not ID_RE.match(fid or ""):
         fid = file_id if ID_RE.match(file_id) else None
     if fid is None:
         return None

@@ -26,6 +26,7 @@ import re
 import unicodedata
 from collections import Counter
 from functools import lru_cache
+from typing import Any
 
 from .secret_words import (
     API_KEY,
@@ -70,7 +71,8 @@ def _plugins() -> list:
     from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
     from detect_secrets.plugins.base import RegexBasedDetector
 
-    plugins = []
+    plugins: list[Any] = []
+    cls: Any
     for cls in get_mapping_from_secret_type_to_class().values():
         if cls.__name__ in _SKIP_PLUGINS or not issubclass(cls, RegexBasedDetector):
             continue
@@ -203,10 +205,10 @@ def _dni_valid(candidate: str) -> bool:
 
 
 @lru_cache(maxsize=1)
-def _bip39() -> list[tuple[frozenset[str], object]]:
+def _bip39() -> list[tuple[frozenset[str], Any]]:
     from mnemonic import Mnemonic
 
-    lists = []
+    lists: list[tuple[frozenset[str], Any]] = []
     for language in ("english", "spanish", "french", "italian", "portuguese", "czech"):
         m = Mnemonic(language)
         lists.append((frozenset(m.wordlist), m))

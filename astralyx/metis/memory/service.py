@@ -7,6 +7,7 @@ timeline rules (timeline.py) and writes the difference as one step (store.py).
 
 from __future__ import annotations
 
+import builtins
 import logging
 import threading
 from collections.abc import Callable, Iterable
@@ -33,8 +34,12 @@ log = logging.getLogger("astralyx.metis")
 FileListener = Callable[[KnowledgeBase, str, bool], None]
 
 
+# What keeping a batch would do: the answers, and the facts before and after by id.
+Plan = tuple[list[dict], dict[str, Fact], dict[str, Fact]]
+
+
 def _brief(fact: Fact) -> dict[str, Any]:
-    brief = {"id": fact.id, "fact": fact.fact, "said_at": fact.said_at, "source": fact.source}
+    brief: dict[str, Any] = {"id": fact.id, "fact": fact.fact, "said_at": fact.said_at, "source": fact.source}
     if fact.said_again:
         brief["said_again"] = list(fact.said_again)
     return brief
@@ -190,7 +195,7 @@ class Memory:
         return answer
 
     # -- keeping -----------------------------------------------------------
-    def preview(self, actor: Actor, base_name: str, facts: list[FactIn | dict]) -> list[dict[str, Any]]:
+    def preview(self, actor: Actor, base_name: str, facts: builtins.list[FactIn | dict]) -> builtins.list[dict[str, Any]]:
         """What each fact WOULD become if kept (new, replaces, older, known). Writes nothing."""
         base = self.base(actor, base_name, WRITE_CONTENT)
         incoming = self._validate(facts)
@@ -199,7 +204,7 @@ class Memory:
             results, _, _ = self._plan(store, incoming)
         return results
 
-    def keep(self, actor: Actor, base_name: str, facts: list[FactIn | dict]) -> dict[str, Any]:
+    def keep(self, actor: Actor, base_name: str, facts: builtins.list[FactIn | dict]) -> dict[str, Any]:
         """Keep facts as one step (all or nothing). Answers what became of each and how many were replaced."""
         base = self.base(actor, base_name, WRITE_CONTENT)
         incoming = self._validate(facts)
@@ -220,12 +225,12 @@ class Memory:
             "confirmed": sum(1 for r in results if r["change"] == CONFIRMS),
         }
 
-    def _validate(self, facts: list[FactIn | dict]) -> list[FactIn]:
+    def _validate(self, facts: builtins.list[FactIn | dict]) -> builtins.list[FactIn]:
         if not isinstance(facts, list) or not facts:
             raise BadRequest('Send {"facts": [{"subject", "attribute", "fact", "source", "said_at"?}, …]}', code="INVALID_FACT")
         if len(facts) > MAX_BATCH:
             raise Invalid(f"At most {MAX_BATCH} facts at once: send them in several requests", code="TOO_MANY_FACTS")
-        incoming: list[FactIn] = []
+        incoming: builtins.list[FactIn] = []
         for i, raw in enumerate(facts):
             try:
                 fact = raw if isinstance(raw, FactIn) else FactIn.model_validate(raw)
@@ -237,7 +242,7 @@ class Memory:
             refuse_secret(fact.subject, fact.attribute, fact.fact, fact.source, where=f"facts[{i}]")
         return incoming
 
-    def _plan(self, store: MemoryStore, incoming: list[FactIn]) -> tuple[list[dict], dict[str, Fact], dict[str, Fact]]:
+    def _plan(self, store: MemoryStore, incoming: builtins.list[FactIn]) -> Plan:
         existing = store.facts()
         timelines = store.timelines(existing)
         before = {f.id: f for tl in timelines.values() for f in tl}
@@ -245,8 +250,8 @@ class Memory:
         latest = max((moment(f.kept_at) for f in existing), default=datetime.min.replace(tzinfo=UTC))
         start = max(datetime.now(UTC), latest + timedelta(microseconds=1))
         said_default = iso()
-        results: list[dict[str, Any]] = []
-        ids: list[str | None] = []
+        results: builtins.list[dict[str, Any]] = []
+        ids: builtins.list[str | None] = []
         for i, fin in enumerate(incoming):
             fact = Fact(
                 id=new_id("f"),
@@ -272,6 +277,7 @@ class Memory:
             }
             if placement.change in (KNOWN, CONFIRMS):
                 # Not kept twice. Confirms: said on another date, which the fact records (said_again).
+                assert placement.known is not None
                 entry["status"] = "known"
                 entry["known"] = _brief(placement.known)
                 results.append(entry)
@@ -279,8 +285,10 @@ class Memory:
                 if placement.change == KNOWN:
                     continue
             elif placement.change == REPLACES:
+                assert placement.current is not None
                 entry["replaces"] = _brief(placement.current)
-            elif placement.change == OLDER:
+            assert placement.timeline is not None  # known changes nothing and went on above
+            if placement.change == OLDER:
                 entry["current"] = _brief(placement.timeline[-1])
                 if placement.split is not None:  # said between two sayings of a fact: now two facts
                     entry["splits"] = _brief(placement.split)

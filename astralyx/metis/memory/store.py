@@ -136,7 +136,7 @@ class MemoryStore:
         changed: list[str] = []
         if self.journal.exists():
             try:
-                ops = [(str(p), t) for p, t in json.loads(self.journal.read_text("utf-8"))["ops"]]
+                ops: list[Op] = [(str(p), t) for p, t in json.loads(self.journal.read_text("utf-8"))["ops"]]
             except (ValueError, KeyError, TypeError):
                 ops = []  # unreadable: written atomically, so this is not ours to replay
             self._apply(ops)
@@ -144,7 +144,7 @@ class MemoryStore:
             self.journal.unlink()
         found, places = self._scan()
         arranged = {f.id: f for timeline in self.timelines(list(found.values())).values() for f in timeline}
-        ops: list[Op] = []
+        ops = []
         for fid, fact in arranged.items():
             stored = found.get(fid)
             if stored is None or stored != fact or stored.status != fact.status or places[fid] != [fact.relpath]:

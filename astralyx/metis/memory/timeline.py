@@ -21,6 +21,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from ...util import new_id
 from .facts import Fact, moment
@@ -102,7 +103,7 @@ def settle(
                 seen.add(s.at)
                 again.append(s.stamp)
         # The later part of a fact split by one said in between has no first saying: a note of its own.
-        fields = {"id": chosen.id if chosen else make_id(), "said_at": head.stamp, "said_again": tuple(again),
+        fields: dict[str, Any] = {"id": chosen.id if chosen else make_id(), "said_at": head.stamp, "said_again": tuple(again),
                   "kept_at": head.note.kept_at}
         # Equal first sayings are told apart by kept_at: keep that order the timeline's.
         if built:
