@@ -50,7 +50,9 @@ def test_models_shows_the_library(astra):
     out = astra("eos", "models").output
     for name in ("multilingual-e5-small", "all-minilm-l6-v2", "bge-m3", "qwen3-4b-q4-k-m", "smollm2-135m", "gemma3-270m"):
         assert name in out
-    assert "LICENCE" in out and "PRESENT" in out and "Apache-2.0" in out
+    assert "LICENCE" in out and "PRESENT" in out and "MEMORY" in out and "Apache-2.0" in out
+    assert "multilingual-e5-small-int8 (default)" in out and "multilingual-e5-small-q4" in out
+    assert "multilingual-e5-small-int8: ~" in out and "passages/s" in out  # its measured speed
     assert "smollm2-135m:" in out and "too small to extract facts" in out
     data = json.loads(astra("eos", "models", "--json").output)
     assert {m["name"]: m["present"] for m in data["models"]}["multilingual-e5-small"] is True
