@@ -38,13 +38,14 @@ def models(state: State, as_json: bool) -> None:
             "name": m["name"] + (" (default)" if m.get("default") else ""),
             "kind": m["kind"] + (f" {m['dimensions']}d" if m.get("dimensions") else ""),
             "size": human(m.get("size_bytes")),
-            "memory": human(m.get("memory_bytes")) if m.get("memory_bytes") else "",
             "licence": m["licence"],
             "present": present,
         })
-    print_table(rows, ["name", "kind", "size", "memory", "licence", "present"])
+    print_table(rows, ["name", "kind", "size", "licence", "present"])
     for m in data["models"]:
         notes = [f"{m['speed']} on 2 cores."] if m.get("speed") else []
+        if m.get("memory_bytes"):
+            notes.append(f"Uses about {human(m['memory_bytes'])} of memory.")
         notes += [f"also {', '.join(m['aliases'])}."] if m.get("aliases") else []
         if m.get("needs") and m["runs"] != "upstream only":
             notes.append(f"Needs {m['needs'].removeprefix('needs ')}.")
