@@ -40,7 +40,7 @@ log = logging.getLogger(__name__)
 
 Variant = Literal["int8", "fp32"]
 # Bumped whenever the graph written by build() changes: a cached graph of another version is rebuilt.
-GRAPH_VERSION = 2
+GRAPH_VERSION = 3
 QK = 32  # weights per Q4_0 block
 BLOCK_BYTES = 2 + QK // 2  # fp16 scale + 32 nibbles
 BATCH = 32
@@ -226,9 +226,10 @@ def build_graph(w: Weights, variant: Variant = "fp32"):
     key_mask = node("Mul", [node("Sub", ["one_f", mask_f], "mask_inv"), "neg"], "mask_add0")
     key_mask = node("Unsqueeze", [key_mask, "axes_12"], "mask_add")
 
-    const("k127", np.array(127.0, np.float32))
-    const("k128", np.array(128.0, np.float32))
-    const("zp128", np.array(128, np.uint8))
+    if variant == "int8":
+        const("k127", np.array(127.0, np.float32))
+        const("k128", np.array(128.0, np.float32))
+        const("zp128", np.array(128, np.uint8))
     quantised: dict[str, tuple[str, str]] = {}
 
     def quantise(inp: str) -> tuple[str, str]:
