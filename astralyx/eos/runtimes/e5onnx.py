@@ -40,7 +40,7 @@ log = logging.getLogger(__name__)
 
 Variant = Literal["int8", "fp32"]
 # Bumped whenever the graph written by build() changes: a cached graph of another version is rebuilt.
-GRAPH_VERSION = 3
+GRAPH_VERSION = 5
 QK = 32  # weights per Q4_0 block
 BLOCK_BYTES = 2 + QK // 2  # fp16 scale + 32 nibbles
 BATCH = 32
@@ -203,8 +203,6 @@ def build_graph(w: Weights, variant: Variant = "fp32"):
     const("shape_heads", np.array([0, 0, NH, hd], np.int64))
     const("scale", np.array(1.0 / np.sqrt(hd), np.float32))
     const("neg", np.array(-1e9, np.float32))  # masked keys get exp(-1e9 - max) = 0: each text sees its own tokens
-    const("inv_sqrt2", np.array(1 / np.sqrt(2), np.float32))
-    const("half", np.array(0.5, np.float32))
     const("tiny", np.array(1e-12, np.float32))
 
     packed = node("Gather", ["word.nibbles", "input_ids"], "emb.packed", axis=0)  # [B,T,blocks,16]
@@ -228,33 +226,43 @@ def build_graph(w: Weights, variant: Variant = "fp32"):
 
     if variant == "int8":
         const("k127", np.array(127.0, np.float32))
-        const("k128", np.array(128.0, np.float32))
+        const("k128_5", np.array(128.5, np.float32))
         const("zp128", np.array(128, np.uint8))
     quantised: dict[str, tuple[str, str]] = {}
 
     def quantise(inp: str) -> tuple[str, str]:
         """An activation [B,T,K] → (uint8 values, float scale [B,T,1]): each token its own scale."""
         if inp not in quantised:
-            amax = node("ReduceMax", [node("Abs", [inp], f"{inp}.abs"), "axis_last"], f"{inp}.amax", keepdims=1)
-            scale = node("Div", [node("Max", [amax, "tiny"], f"{inp}.amax.safe"), "k127"], f"{inp}.scale")
-            shifted = node("Add", [node("Round", [node("Div", [inp, scale], f"{inp}.scaled")], f"{inp}.round"), "k128"],
-                           f"{inp}.shifted")
-            quantised[inp] = (node("Cast", [shifted], f"{inp}.u8", to=TensorProto.UINT8), scale)
+            amax = node("Max", [node("ReduceMax", [node("Abs", [inp], f"{inp}.abs"), "axis_last"], f"{inp}.amax0",
+                                     keepdims=1), "tiny"], f"{inp}.amax")
+            inverse = node("Div", ["k127", amax], f"{inp}.inverse")
+            # x/scale + 128 rounded: +0.5 and the cast's truncation (all positive) round it, with
+            # no Round pass over the activations.
+            shifted = node("Add", [node("Mul", [inp, inverse], f"{inp}.scaled"), "k128_5"], f"{inp}.shifted")
+            values = node("Cast", [shifted], f"{inp}.u8", to=TensorProto.UINT8)
+            quantised[inp] = (values, node("Div", [amax, "k127"], f"{inp}.scale"))
         return quantised[inp]
 
-    def linear(prefix: str, inp: str, name: str, inputs: int) -> str:
+    def linear(prefix: str, inp: str, name: str, inputs: int, *, add_bias: bool = True) -> str:
+        """x W^T + b; without `add_bias` the bias is left to the fused op that follows (`{prefix}.b`)."""
         matrix = np.ascontiguousarray(dequantise(w.tensors[f"{prefix}.w"], inputs).T)  # [in, out]
         bias = const(f"{prefix}.b", w.tensors[f"{prefix}.b"])
         if variant == "fp32":
-            return node("Add", [node("MatMul", [inp, const(f"{prefix}.wT", matrix)], f"{name}.mm"), bias], name)
+            product = node("MatMul", [inp, const(f"{prefix}.wT", matrix)], f"{name}.mm")
+            return node("Add", [product, bias], name) if add_bias else product
         w_scale = np.maximum(np.abs(matrix).max(axis=0), 1e-12) / 127.0  # per output channel
         w_int = np.clip(np.rint(matrix / w_scale), -127, 127).astype(np.int8)
         values, scale = quantise(inp)
-        product = node("MatMulInteger", [values, const(f"{prefix}.wq", w_int), "zp128"], f"{name}.mmi")
-        unscaled = node("Cast", [product], f"{name}.mmf", to=TensorProto.FLOAT)
-        scaled = node("Mul", [node("Mul", [unscaled, scale], f"{name}.sa"), const(f"{prefix}.ws", w_scale.astype(np.float32))],
-                      f"{name}.mm")
-        return node("Add", [scaled, bias], name)
+        # onnxruntime's MatMulInteger + cast + per-channel scale in one kernel; the token's scale after.
+        inputs_ = [values, const(f"{prefix}.wq", w_int), "one_f", const(f"{prefix}.ws", w_scale.astype(np.float32)), "zp128"]
+        nodes.append(helper.make_node("MatMulIntegerToFloat", inputs_, [f"{name}.mif"], name=f"{name}.mif",
+                                      domain="com.microsoft"))
+        product = node("Mul", [f"{name}.mif", scale], f"{name}.mm")
+        return node("Add", [product, bias], name) if add_bias else product
+
+    def skip_ln(inp: str, skip: str, bias: str, ln: str) -> str:
+        gamma, beta = const(f"{ln}.w", w.tensors[f"{ln}.w"]), const(f"{ln}.b", w.tensors[f"{ln}.b"])
+        return node("SkipLayerNormalization", [inp, skip, gamma, beta, bias], ln, domain="com.microsoft", epsilon=w.eps)
 
     for layer in range(w.layers):
         L = f"l{layer}"
@@ -268,16 +276,14 @@ def build_graph(w: Weights, variant: Variant = "fp32"):
         probs = node("Softmax", [node("Add", [scores, key_mask], f"{L}.masked")], f"{L}.probs", axis=-1)
         ctx = node("MatMul", [probs, vh], f"{L}.ctx")
         ctx = node("Reshape", [node("Transpose", [ctx], f"{L}.ctxt", perm=[0, 2, 1, 3]), "shape_bth"], f"{L}.ctxr")
-        attn = linear(f"{L}.ao", ctx, f"{L}.ao", H)
-        x = node("LayerNormalization", [node("Add", [x, attn], f"{L}.res1"), const(f"{L}.aln.w", w.tensors[f"{L}.aln.w"]),
-                                        const(f"{L}.aln.b", w.tensors[f"{L}.aln.b"])], f"{L}.aln", axis=-1, epsilon=w.eps)
-        mid = linear(f"{L}.fi", x, f"{L}.fi", H)
-        erf = node("Erf", [node("Mul", [mid, "inv_sqrt2"], f"{L}.gelu.s")], f"{L}.gelu.erf")
-        gelu = node("Mul", [node("Mul", [mid, "half"], f"{L}.gelu.h"), node("Add", [erf, "one_f"], f"{L}.gelu.p")],
-                    f"{L}.gelu")
-        out = linear(f"{L}.fo", gelu, f"{L}.fo", w.ffn)
-        x = node("LayerNormalization", [node("Add", [x, out], f"{L}.res2"), const(f"{L}.oln.w", w.tensors[f"{L}.oln.w"]),
-                                        const(f"{L}.oln.b", w.tensors[f"{L}.oln.b"])], f"{L}.oln", axis=-1, epsilon=w.eps)
+        # onnxruntime's fused kernels, the same math with fewer passes over the activations:
+        # SkipLayerNormalization = LayerNorm(input + skip + bias), BiasGelu = gelu(x + bias) (erf's).
+        attn = linear(f"{L}.ao", ctx, f"{L}.ao", H, add_bias=False)
+        x = skip_ln(attn, x, f"{L}.ao.b", f"{L}.aln")
+        mid = linear(f"{L}.fi", x, f"{L}.fi", H, add_bias=False)
+        gelu = node("BiasGelu", [mid, f"{L}.fi.b"], f"{L}.gelu", domain="com.microsoft")
+        out = linear(f"{L}.fo", gelu, f"{L}.fo", w.ffn, add_bias=False)
+        x = skip_ln(out, x, f"{L}.fo.b", f"{L}.oln")
 
     weights = node("Unsqueeze", [mask_f, "axis_last"], "pool.w")  # [B,T,1]
     total = node("ReduceSum", [node("Mul", [x, weights], "pool.masked"), "axis_1"], "pool.sum", keepdims=0)
@@ -295,7 +301,8 @@ def build_graph(w: Weights, variant: Variant = "fp32"):
          helper.make_tensor_value_info("mean", TensorProto.FLOAT, ["batch", H])],
         inits,
     )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], producer_name="astralyx")
+    opsets = [helper.make_opsetid("", 18), helper.make_opsetid("com.microsoft", 1)]
+    model = helper.make_model(graph, opset_imports=opsets, producer_name="astralyx")
     model.ir_version = 8  # onnxruntime 1.18 and later read it
     onnx.checker.check_model(model)
     return model
