@@ -42,8 +42,8 @@ class Settings:
         metadata={"help": "Sync every base's folder sources when the server starts."},
     )
     default_embedding_model: str = field(
-        default="multilingual-e5-small",
-        metadata={"help": "Model of the embedded embedding deployment a new data directory gets."},
+        default="multilingual-e5-small-int8",
+        metadata={"help": "Model of the embedded embedding deployment a new workspace gets."},
     )
 
     @classmethod

@@ -2,24 +2,48 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 from starlette.testclient import TestClient
 
 from astralyx.config import Settings
 from astralyx.core import Astralyx
+from astralyx.eos.catalog import Models
+from astralyx.eos.runtimes.e5onnx import ensure_graph
 from astralyx.server import create_app
 
 ADMIN_TOKEN = "test-admin-token"
 
 
+@pytest.fixture(scope="session")
+def e5_graphs(tmp_path_factory) -> Callable[[str], Path]:
+    """The e5 onnxruntime graphs, each built once per test session (a few seconds) on first use."""
+    folder = tmp_path_factory.mktemp("e5-graphs")
+    models = Models(folder.parent)
+    models.folder = folder
+
+    def graph(name: str) -> Path:
+        model = models.get(name)
+        return ensure_graph(folder, model.name, model.variant or "int8")
+
+    return graph
+
+
 @pytest.fixture
-def home(tmp_path, monkeypatch):
+def home(tmp_path, monkeypatch, e5_graphs):
     monkeypatch.setenv("ASTRALYX_TOKEN", ADMIN_TOKEN)
     monkeypatch.delenv("ASTRALYX_API", raising=False)
     path = tmp_path / "home"
     monkeypatch.setenv("ASTRALYX_HOME", str(path))
+    # Every new workspace embeds with the default graph: link the session's copy in (instant,
+    # and the same file, so its hash is checked and it is loaded once per session).
+    graph = e5_graphs(Models(path).default_embedding().name)
+    (path / "models").mkdir(parents=True)
+    for file in (graph, graph.with_name(graph.name + ".json")):
+        os.link(file, path / "models" / file.name)
     return path
 
 

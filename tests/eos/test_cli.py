@@ -51,6 +51,11 @@ def test_models_shows_the_library(astra):
     for name in ("multilingual-e5-small", "all-minilm-l6-v2", "bge-m3", "qwen3-4b-q4-k-m", "smollm2-135m", "gemma3-270m"):
         assert name in out
     assert "LICENCE" in out and "PRESENT" in out and "Apache-2.0" in out
+    assert "multilingual-e5-small-q4" in out
+    # Each e5-small says its measured speed and memory.
+    for name in ("multilingual-e5-small-int8", "multilingual-e5-small", "multilingual-e5-small-q4"):
+        note = next(line for line in out.splitlines() if line.startswith(f"{name}: "))
+        assert "passages/s" in note and "of memory" in note
     assert "smollm2-135m:" in out and "too small to extract facts" in out
     data = json.loads(astra("eos", "models", "--json").output)
     assert {m["name"]: m["present"] for m in data["models"]}["multilingual-e5-small"] is True

@@ -78,8 +78,11 @@ def test_library_api(client, key_client):
     models = {m["name"]: m for m in client.get("/v1/eos/models").json()["models"]}
     assert set(models) >= {"multilingual-e5-small", "all-minilm-l6-v2", "qwen3-4b-q4-k-m", "bge-m3", "smollm2-135m",
                            "gemma3-270m"}
-    e5 = models["multilingual-e5-small"]
+    e5 = models["multilingual-e5-small-int8"]
     assert e5["default"] and e5["present"] and e5["dimensions"] == 384 and e5["licence"] == "MIT"
+    # The three ways to run e5-small say what each costs.
+    for name in ("multilingual-e5-small-int8", "multilingual-e5-small", "multilingual-e5-small-q4"):
+        assert models[name]["speed"] and models[name]["memory_bytes"] > 0 and models[name]["size_bytes"] > 0
     assert models["bge-m3"]["runs"] == "upstream only" and models["bge-m3"]["present"] is False
     for small in ("smollm2-135m", "gemma3-270m"):
         assert "too small to extract facts" in models[small]["caveat"]

