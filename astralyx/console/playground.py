@@ -7,16 +7,17 @@ run the same gateway, saves and memory code as the API (/v1/chat/completions, â€
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from typing import Any
 
-from starlette.concurrency import iterate_in_threadpool
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from ..errors import AstralyxError, BadRequest
+from ..errors import BadRequest
+from ..server.streams import guarded, sse
 from .web import Ctx, api, page
 
 log = logging.getLogger("astralyx.console")
@@ -52,10 +53,6 @@ def _passages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [found[k] for k in sorted(found)]
 
 
-def _event(data: dict[str, Any]) -> str:
-    return f"data: {json.dumps(data, ensure_ascii=False)}\n\n"
-
-
 @api
 async def chat(ctx: Ctx) -> Response:
     body = await ctx.json()
@@ -79,30 +76,19 @@ async def chat(ctx: Ctx) -> Response:
     # The model's first event, before answering 200: a deployment that does not answer is an error shown as such.
     first = await ctx.call(next, chunks, None)
 
-    async def events() -> AsyncIterator[str]:
-        def pieces() -> Iterator[dict[str, Any]]:
-            if first is not None:
-                yield first
-            yield from chunks
+    def pieces() -> Iterator[dict[str, Any]]:
+        for chunk in itertools.chain([first] if first is not None else [], chunks):
+            for choice in chunk.get("choices") or []:
+                content = (choice.get("delta") or {}).get("content")
+                if content:
+                    yield {"delta": content}
+            if "astralyx" in chunk:
+                report = chunk["astralyx"]
+                for save in report.get("saves", []):
+                    save["page"] = note_page(save)
+                yield {"done": True, "astralyx": report, "passages": _passages(turn.messages[start:])}
 
-        try:
-            async for chunk in iterate_in_threadpool(pieces()):
-                for choice in chunk.get("choices") or []:
-                    content = (choice.get("delta") or {}).get("content")
-                    if content:
-                        yield _event({"delta": content})
-                if "astralyx" in chunk:
-                    report = chunk["astralyx"]
-                    for save in report.get("saves", []):
-                        save["page"] = note_page(save)
-                    yield _event({"done": True, "astralyx": report, "passages": _passages(turn.messages[start:])})
-        except AstralyxError as e:
-            yield _event(e.to_dict())
-        except Exception:  # the stream has begun: say so in it rather than cut the connection
-            log.exception("playground chat failed")
-            yield _event({"error": {"code": "INTERNAL", "message": "The answer stopped on an error; the server's log says what"}})
-
-    return StreamingResponse(events(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
+    return sse(guarded(pieces(), "answer"))
 
 
 @api

@@ -7,11 +7,8 @@ so a client can show a progress bar.
 
 from __future__ import annotations
 
-import json
 import logging
-import queue
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from fastapi import APIRouter, Body, Depends, File, UploadFile
@@ -20,8 +17,9 @@ from starlette.concurrency import run_in_threadpool
 
 from ...auth.actor import Actor
 from ...core import Astralyx
-from ...errors import AstralyxError, BadRequest
+from ...errors import BadRequest
 from ..deps import get_actor, get_core
+from ..streams import guarded, ndjson, with_progress
 
 log = logging.getLogger("astralyx")
 
@@ -31,29 +29,7 @@ SEARCH_EXAMPLE = {"query": "How many vacation days do I have?", "max_results": 8
 
 
 def _stream(work: Callable[..., dict[str, Any]]) -> StreamingResponse:
-    events: queue.Queue = queue.Queue()
-
-    def progress(done: int, total: int, document: str) -> None:
-        events.put({"progress": {"done": done, "total": total, "document": document}})
-
-    def run() -> None:
-        try:
-            events.put({"result": work(progress=progress)})
-        except AstralyxError as e:
-            events.put(e.to_dict())
-        except Exception:
-            log.exception("sync failed")
-            events.put({"error": {"code": "INTERNAL", "message": "Something went wrong on the server; its log says what"}})
-        finally:
-            events.put(None)
-
-    threading.Thread(target=run, name="astralyx-sync", daemon=True).start()
-
-    def lines() -> Iterator[str]:
-        while (event := events.get()) is not None:
-            yield json.dumps(event, ensure_ascii=False) + "\n"
-
-    return StreamingResponse(lines(), media_type="application/x-ndjson")
+    return ndjson(guarded(with_progress(work), "sync"))
 
 
 @router.post("/sync")
