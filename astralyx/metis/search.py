@@ -14,7 +14,11 @@ keywords alone and says so in `mode`. Re-ranking hooks by document kind
 from __future__ import annotations
 
 import logging
+import threading
+import time
+from collections import OrderedDict
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +37,12 @@ BUDGET_CHARS = 6000  # all passages' text together
 CANDIDATES = 50  # taken from each ranking before fusion
 MAX_QUERY_CHARS = 2000
 MIN_TAIL = 200  # a passage cut to fit the budget keeps at least this much, else it is left out
+QUERY_CACHE_SECONDS = 60.0  # a repeated query within this time reuses its embedding
+QUERY_CACHE_SIZE = 256
+
+# The keyword ranking runs here while the caller embeds the query and ranks by vectors
+# (SQLite lets go of the GIL while it works).
+_keywords_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="astralyx-keywords")
 
 
 @dataclass
@@ -77,6 +87,8 @@ class Search:
         self.bases = bases
         self.index = index
         self.rerankers: dict[str, Reranker] = {}
+        self._vectors: OrderedDict[tuple[str, str], tuple[float, Any]] = OrderedDict()  # (embedding, query)
+        self._vectors_lock = threading.Lock()
 
     def search(
         self, actor: Actor, base_name: str, query: str, max_results: int = MAX_RESULTS, as_of: str | None = None
@@ -106,12 +118,13 @@ class Search:
         depth = max(limit, CANDIDATES)
         vector_ids: list[int] = []
         used = "keywords"
+        keywords = None if mode == "vectors" else _keywords_pool.submit(store.keyword_ids, query, depth)
         if mode != "keywords":
             vector = self._query_vector(base, query)
             if vector is not None:
-                vector_ids = store.vector_ids(vector, depth)
+                vector_ids = store.vector_ids(vector, depth, exact=self.index.exact_vectors)
                 used = "hybrid"
-        keyword_ids = [] if mode == "vectors" else store.keyword_ids(query, depth)
+        keyword_ids = [] if keywords is None else keywords.result()
         if mode == "vectors":
             used = "vectors"
         k_rank = {cid: i for i, cid in enumerate(keyword_ids, start=1)}
@@ -136,11 +149,23 @@ class Search:
             return None
         if embedder is None or self.index.embedding_identity(base, embedder) != store.embedding:
             return None  # vectors of another embedding: until the base is synced again
+        key = (store.embedding or "", query)
+        now = time.monotonic()
+        with self._vectors_lock:
+            cached = self._vectors.get(key)
+            if cached is not None and now - cached[0] < QUERY_CACHE_SECONDS:
+                return cached[1]
         try:
-            return embedder.embed_query(query)
+            vector = embedder.embed_query(query)
         except Exception as e:
             log.warning("search of %s/%s by keywords only: %s", base.workspace, base.name, e)
             return None
+        with self._vectors_lock:
+            self._vectors[key] = (now, vector)
+            self._vectors.move_to_end(key)
+            while len(self._vectors) > QUERY_CACHE_SIZE:
+                self._vectors.popitem(last=False)
+        return vector
 
     def _rerank(self, base: KnowledgeBase, hits: list[Hit], as_of: str | None) -> list[Hit]:
         """Each hook reorders/filters its kind's hits inside the slots that kind holds."""

@@ -26,6 +26,7 @@ from .store import BaseIndex, Entry, embedding_text
 log = logging.getLogger("astralyx.metis")
 
 INDEX_FILE = "index.db"
+VECTORS_FILE = "index.vectors.usearch"  # the HNSW sidecar of index.db (vectors.py), and its .json header
 EMBED_BATCH = 64  # chunks per call to the embedder
 WRITE_BATCH = 2048  # chunks per write transaction
 
@@ -75,6 +76,9 @@ class Index:
         self._locks: dict[tuple[str, str], threading.RLock] = {}
         self._deferred: dict[tuple[str, str], set[str]] = {}  # notes changed during a sync
         self._guard = threading.Lock()
+        # True: vectors are always searched by the exact vec0 scan, never the HNSW sidecar (the
+        # bench measures both; a user who wants exact answers over speed sets it).
+        self.exact_vectors = False
         self._readers.append(("files/", self._read_upload))
         self._readers.append(("notes/", self._read_note))
         self._readers.append(("saved/", self._read_note))
@@ -248,16 +252,21 @@ class Index:
                 seen = {c.key for c in candidates}
                 gone = [k for k in known if k not in seen]
                 report.removed = store.remove(gone)
+                sidecar = store.vectors_sidecar()
+                if sidecar is not None:  # built (in the background) now rather than at the first search
+                    sidecar.ensure(store.generation)
                 return report
             finally:
                 self._drain_deferred(base)
 
     def reindex(self, base: KnowledgeBase, progress: Progress | None = None) -> SyncReport:
-        """Drop the index file and build it again from the files."""
+        """Drop the index file and its derived sidecars and build them again from the files."""
         with self.lock(base):
             self.close(base)
             for suffix in ("", "-wal", "-shm"):
                 (base.folder / (INDEX_FILE + suffix)).unlink(missing_ok=True)
+            for name in (VECTORS_FILE, VECTORS_FILE.replace(".usearch", ".json")):
+                (base.folder / name).unlink(missing_ok=True)
             return self.sync(base, progress)
 
     def _index(
