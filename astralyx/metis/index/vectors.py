@@ -28,6 +28,7 @@ log = logging.getLogger("astralyx.metis")
 CONNECTIVITY = 16  # HNSW M: links per node
 EXPANSION_ADD = 128  # ef at build time
 EXPANSION_SEARCH = 128  # ef at search time (≥ the 50 candidates asked): recall@10 ≥ 0.95 measured
+EXHAUSTIVE_UP_TO = 10_000  # vectors up to which the sidecar compares them all (exact, ~1 ms), HNSW above
 SYNC_BUILD = 256  # vectors up to which a (re)build is done in the caller's thread
 SAVE_DELAY = 2.0  # seconds after the last change before the sidecar is written to disk
 
@@ -56,6 +57,7 @@ class VectorSidecar:
         self._saver: threading.Timer | None = None
         self._closed = False
         self.builds = 0  # rebuilds started (for tests and the bench)
+        self.answered = 0  # searches this sidecar answered
 
     # -- answering ----------------------------------------------------------------------------
     def search(self, vector: np.ndarray, limit: int, generation: int) -> list[int] | None:
@@ -75,7 +77,11 @@ class VectorSidecar:
                 return None
             if len(self._index) == 0:
                 return []
-            matches = self._index.search(np.asarray(vector, dtype=np.float32), min(limit, len(self._index)))
+            size = len(self._index)
+            matches = self._index.search(
+                np.asarray(vector, dtype=np.float32), min(limit, size), exact=size <= EXHAUSTIVE_UP_TO
+            )
+            self.answered += 1
             return [int(k) for k in matches.keys]
         finally:
             self._lock.release()
