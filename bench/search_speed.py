@@ -6,7 +6,7 @@ are timed interleaved (so the machine's load hits all alike), each the whole `co
 (permission, keyword + vector rankings, RRF, passages within the budget) unless said otherwise:
 
 - ours: vectors answered by the HNSW sidecar (index.vectors.usearch), keywords by FTS5 bm25();
-- exact: the same base with `core.index.exact_vectors = True` (the vec0 scan of every vector,
+- exact: the same base with `core.index.exact = True` (the vec0 scan of every vector,
   what every search did before the sidecar);
 - plain SQL: the same passages in an FTS5 and a vec0 table, two plain queries (`ORDER BY rank`)
   and RRF in a few lines — the floor of the old design;
@@ -181,11 +181,11 @@ def measure(core: Astralyx, base: Baseline, queries: list[str], embedder: Embedd
     url = "/v1/metis/knowledge-bases/speed/search"
 
     def exact(q: str) -> None:
-        core.index.exact_vectors = True
+        core.index.exact = True
         try:
             core.search.search(actor, "speed", q)
         finally:
-            core.index.exact_vectors = False
+            core.index.exact = False
 
     def http(q: str) -> None:
         r = client.post(url, json={"query": q})
@@ -222,9 +222,9 @@ def recall(core: Astralyx, queries: list[str], embedder: Embedder) -> tuple[floa
         exact = store.vector_ids(v, 50, exact=True)[:10]
         found += len(set(approx) & set(exact))
         a = [h.chunk_id for h in core.search.hits(base, q)[1][:8]]
-        core.index.exact_vectors = True
+        core.index.exact = True
         e = [h.chunk_id for h in core.search.hits(base, q)[1][:8]]
-        core.index.exact_vectors = False
+        core.index.exact = False
         same += len(set(a) & set(e))
     return found / (10 * len(queries)), same / (8 * len(queries))
 
@@ -291,7 +291,7 @@ def main() -> None:
         f"work, load average {load:.1f} at the end). {args.queries} SciFact claims; the query's embedding excluded "
         f"(clustered {DIMS}-dimension vectors from a hash, see the bench's docstring); searches of the four kinds "
         "interleaved. ours = `core.search.search` with the HNSW sidecar; exact = the same base with "
-        "`core.index.exact_vectors = True` (the vec0 scan, today's path before the sidecar); plain SQL = FTS5 "
+        "`core.index.exact = True` (the vec0 scan, today's path before the sidecar); plain SQL = FTS5 "
         "`ORDER BY rank` + vec0 + RRF written straight; HTTP = ours through the search route in process.",
         "",
         "| passages | ours p50 / p95 | exact p50 / p95 | plain SQL p50 / p95 | HTTP p50 / p95 | recall@10 (vectors) "

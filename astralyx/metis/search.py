@@ -118,11 +118,11 @@ class Search:
         depth = max(limit, CANDIDATES)
         vector_ids: list[int] = []
         used = "keywords"
-        keywords = None if mode == "vectors" else _keywords_pool.submit(store.keyword_ids, query, depth)
+        keywords = None if mode == "vectors" else _keywords_pool.submit(store.keyword_ids, query, depth, self.index.exact)
         if mode != "keywords":
             vector = self._query_vector(base, query)
             if vector is not None:
-                vector_ids = store.vector_ids(vector, depth, exact=self.index.exact_vectors)
+                vector_ids = store.vector_ids(vector, depth, exact=self.index.exact)
                 used = "hybrid"
         keyword_ids = [] if keywords is None else keywords.result()
         if mode == "vectors":

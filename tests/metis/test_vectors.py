@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 
 import numpy as np
 import pytest
@@ -43,11 +44,11 @@ QUERIES = ["harbour glacier", "violin orchard comet", "lantern", "falcon meadow 
 
 
 def answers(core, name: str, exact: bool) -> list[dict]:
-    core.index.exact_vectors = exact
+    core.index.exact = exact
     try:
         return [core.search.search(owner(), name, q) for q in QUERIES]
     finally:
-        core.index.exact_vectors = False
+        core.index.exact = False
 
 
 def vector_labels(core, name: str, query: str) -> list[str]:
@@ -135,9 +136,9 @@ def test_a_stale_sidecar_after_a_crash_is_rebuilt_and_searches_answer_meanwhile(
     assert side.wait(60)
     found = vector_labels(core, "big", "zeppelin over the harbour")
     assert side.answered == 1 and "notes:big/zeppelin.md" in found[:3]
-    core.index.exact_vectors = True
+    core.index.exact = True
     assert vector_labels(core, "big", "zeppelin over the harbour") == found
-    core.index.exact_vectors = False
+    core.index.exact = False
     core.notes.delete(owner(), "big", "notes", "zeppelin.md")
     assert answers(core, "big", exact=False) == exact
 
@@ -180,7 +181,7 @@ def test_dropping_the_index_and_its_sidecar_and_syncing_again_gives_the_same_ans
     before = answers(core, "kb", exact=False)
     core.index.close(base)
     for file in base.folder.glob("index.*"):
-        file.unlink()
+        shutil.rmtree(file) if file.is_dir() else file.unlink()
     core.documents.sync(owner(), "kb")
     assert answers(core, "kb", exact=False) == before
     report = core.documents.reindex(owner(), "kb")

@@ -9,6 +9,7 @@ extension. Vectors come from the base's embedding deployment, in batches.
 from __future__ import annotations
 
 import logging
+import shutil
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ log = logging.getLogger("astralyx.metis")
 
 INDEX_FILE = "index.db"
 VECTORS_FILE = "index.vectors.usearch"  # the HNSW sidecar of index.db (vectors.py), and its .json header
+KEYWORDS_DIR = "index.keywords.tantivy"  # the keyword sidecar of index.db (keywords.py)
 EMBED_BATCH = 64  # chunks per call to the embedder
 WRITE_BATCH = 2048  # chunks per write transaction
 
@@ -76,9 +78,9 @@ class Index:
         self._locks: dict[tuple[str, str], threading.RLock] = {}
         self._deferred: dict[tuple[str, str], set[str]] = {}  # notes changed during a sync
         self._guard = threading.Lock()
-        # True: vectors are always searched by the exact vec0 scan, never the HNSW sidecar (the
-        # bench measures both; a user who wants exact answers over speed sets it).
-        self.exact_vectors = False
+        # True: searches use index.db alone (FTS5 and the exact vec0 scan), never the sidecars
+        # (the bench measures both; a user who wants exact answers over speed sets it).
+        self.exact = False
         self._readers.append(("files/", self._read_upload))
         self._readers.append(("notes/", self._read_note))
         self._readers.append(("saved/", self._read_note))
@@ -252,9 +254,11 @@ class Index:
                 seen = {c.key for c in candidates}
                 gone = [k for k in known if k not in seen]
                 report.removed = store.remove(gone)
+                # sidecars built (in the background) now rather than at the first search
                 sidecar = store.vectors_sidecar()
-                if sidecar is not None:  # built (in the background) now rather than at the first search
+                if sidecar is not None:
                     sidecar.ensure(store.generation)
+                store.keywords.ensure(store.keywords_generation)
                 return report
             finally:
                 self._drain_deferred(base)
@@ -267,6 +271,7 @@ class Index:
                 (base.folder / (INDEX_FILE + suffix)).unlink(missing_ok=True)
             for name in (VECTORS_FILE, VECTORS_FILE.replace(".usearch", ".json")):
                 (base.folder / name).unlink(missing_ok=True)
+            shutil.rmtree(base.folder / KEYWORDS_DIR, ignore_errors=True)
             return self.sync(base, progress)
 
     def _index(

@@ -26,6 +26,7 @@ import numpy as np
 from ...sqlite import Database
 from ...util import iso
 from ..chunking import Chunk
+from .keywords import KeywordSidecar, Text
 from .vectors import VectorSidecar
 
 SCHEMA = """
@@ -121,11 +122,15 @@ STOPWORDS = frozenset(
 )
 
 
+def query_words(text: str) -> list[str]:
+    """The words searched for: each once, lower case, the commonest left out unless nothing else."""
+    words = list(dict.fromkeys(w.lower() for w in _WORD.findall(text)))
+    return [w for w in words if w not in STOPWORDS] or words
+
+
 def fts_query(text: str) -> str:
     """Any of the query's words (BM25 ranks by how many and how rare); quoted so nothing is syntax."""
-    words = list(dict.fromkeys(w.lower() for w in _WORD.findall(text)))
-    words = [w for w in words if w not in STOPWORDS] or words
-    return " OR ".join(f'"{w}"' for w in words)
+    return " OR ".join(f'"{w}"' for w in query_words(text))
 
 
 def embedding_text(title: str, chunk: Chunk) -> str:
@@ -145,13 +150,40 @@ class BaseIndex:
         with self.db.transaction() as conn:  # who this index.db is: a copy of another one is told apart
             conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('index_id', ?)", (uuid.uuid4().hex,))
             conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('vectors_generation', '0')")
+            conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('keywords_generation', '0')")
         self._vectors: VectorSidecar | None = None
         self._vectors_guard = threading.Lock()
+        self.keywords = KeywordSidecar(
+            self.path.with_name(f"{self.path.stem}.keywords.tantivy"), self.meta("index_id") or "",
+            self._keyword_snapshot, lambda: self.count()[1],
+        )
 
     def close(self) -> None:
         if self._vectors is not None:
             self._vectors.close()
+        self.keywords.close()
         self.db.close()
+
+    # -- the keyword sidecar ------------------------------------------------------------------
+    @property
+    def keywords_generation(self) -> int:
+        return int(self.meta("keywords_generation") or 0)
+
+    def _keyword_snapshot(self) -> tuple[int, list[tuple[int, Text]]]:
+        conn = self.db.conn
+        conn.execute("BEGIN")
+        try:
+            generation = int(conn.execute("SELECT value FROM meta WHERE key='keywords_generation'").fetchone()[0])
+            rows = conn.execute(
+                "SELECT c.id, d.title, c.headings, c.text FROM chunks c JOIN documents d ON d.id = c.doc_id"
+            ).fetchall()
+        finally:
+            conn.execute("COMMIT")
+        return generation, [(r[0], (r[1], " ".join(json.loads(r[2])), r[3])) for r in rows]
+
+    def _next_keywords_generation(self, conn) -> int:
+        conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key='keywords_generation'")
+        return int(conn.execute("SELECT value FROM meta WHERE key='keywords_generation'").fetchone()[0])
 
     # -- the vector sidecar -------------------------------------------------------------------
     @property
@@ -273,9 +305,10 @@ class BaseIndex:
         """Replace the documents' chunks, all in one transaction."""
         dims = self.dimensions
         changes: dict[int, np.ndarray | None] = {}  # chunk id → its vector now (None: gone)
+        texts: dict[int, Text | None] = {}  # chunk id → its words now (None: gone)
         with self.db.transaction() as conn:
             for e in entries:
-                self._delete(conn, e.key, changes)
+                self._delete(conn, e.key, changes, texts)
                 cur = conn.execute(
                     "INSERT INTO documents(key, origin, kind, label, title, hash, attrs, size, chunks, indexed_at) "
                     "VALUES (?,?,?,?,?,?,?,?,?,?)",
@@ -292,26 +325,34 @@ class BaseIndex:
                         "INSERT INTO chunks_fts(rowid, title, headings, text) VALUES (?,?,?,?)",
                         (rowid, e.title, " ".join(chunk.headings), chunk.text),
                     )
+                    texts[rowid] = (e.title, " ".join(chunk.headings), chunk.text)
                     if e.vectors is not None and dims:
                         vector = np.asarray(e.vectors[i], dtype=np.float32)
                         conn.execute("INSERT INTO chunks_vec(rowid, embedding) VALUES (?,?)", (rowid, vector.tobytes()))
                         changes[rowid] = vector
             generation = self._next_generation(conn) if changes else 0
+            words_generation = self._next_keywords_generation(conn) if texts else 0
         if changes:
             self._vectors_changed(generation, changes)
+        if texts:
+            self.keywords.apply(words_generation, texts)
 
     def remove(self, keys: Iterable[str]) -> int:
         removed = 0
         changes: dict[int, np.ndarray | None] = {}
+        texts: dict[int, Text | None] = {}
         with self.db.transaction() as conn:
             for key in keys:
-                removed += self._delete(conn, key, changes)
+                removed += self._delete(conn, key, changes, texts)
             generation = self._next_generation(conn) if changes else 0
+            words_generation = self._next_keywords_generation(conn) if texts else 0
         if changes:
             self._vectors_changed(generation, changes)
+        if texts:
+            self.keywords.apply(words_generation, texts)
         return removed
 
-    def _delete(self, conn, key: str, changes: dict[int, np.ndarray | None]) -> int:
+    def _delete(self, conn, key: str, changes: dict[int, np.ndarray | None], texts: dict[int, Text | None]) -> int:
         row = conn.execute("SELECT id FROM documents WHERE key=?", (key,)).fetchone()
         if row is None:
             return 0
@@ -319,6 +360,7 @@ class BaseIndex:
         has_vec = self.dimensions is not None
         for cid in ids:
             conn.execute("DELETE FROM chunks_fts WHERE rowid=?", (cid,))
+            texts[cid] = None
             if has_vec:
                 conn.execute("DELETE FROM chunks_vec WHERE rowid=?", (cid,))
                 changes[cid] = None
@@ -327,8 +369,13 @@ class BaseIndex:
         return 1
 
     # -- search -------------------------------------------------------------------------------
-    def keyword_ids(self, query: str, limit: int) -> list[int]:
-        """Chunk ids by BM25, best first."""
+    def keyword_ids(self, query: str, limit: int, exact: bool = False) -> list[int]:
+        """Chunk ids by BM25, best first: the tantivy sidecar when it is in step with this
+        index.db, else (or when `exact`) FTS5, which scores every passage with any of the words."""
+        if not exact:
+            found = self.keywords.search(query_words(query), limit, self.keywords_generation)
+            if found is not None:
+                return found
         match = fts_query(query)
         if not match:
             return []
