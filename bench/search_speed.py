@@ -5,9 +5,10 @@ each is one chunk, synced from files in a source folder by `core.documents.sync`
 are timed interleaved (so the machine's load hits all alike), each the whole `core.search.search`
 (permission, keyword + vector rankings, RRF, passages within the budget) unless said otherwise:
 
-- ours: vectors answered by the HNSW sidecar (index.vectors.usearch), keywords by FTS5 bm25();
-- exact: the same base with `core.index.exact = True` (the vec0 scan of every vector,
-  what every search did before the sidecar);
+- ours: vectors answered by the HNSW sidecar (index.vectors.usearch), keywords by the tantivy
+  sidecar (index.keywords.tantivy, used from 20k passages; FTS5 `bm25()` below);
+- exact: the same base with `core.index.exact = True`: index.db alone, FTS5 and the vec0 scan
+  of every vector, what every search did before the sidecars;
 - plain SQL: the same passages in an FTS5 and a vec0 table, two plain queries (`ORDER BY rank`)
   and RRF in a few lines — the floor of the old design;
 - HTTP: ours through `POST /v1/metis/knowledge-bases/{name}/search` of the app in process.
@@ -15,7 +16,9 @@ are timed interleaved (so the machine's load hits all alike), each the whole `co
 The query's embedding is excluded: vectors come from a cheap deterministic embedder that places
 each text near one of 1,000 centres in a 48-dimensional subspace of 384 dimensions (clustered
 like real embeddings; uniform random vectors are neither realistic nor fair to HNSW). Recall@10
-of the sidecar is measured against the exact scan on those vectors, per query.
+of the sidecar is measured against the exact scan on those vectors, per query. Each ranking is
+also timed alone (50 candidates): FTS5 `ORDER BY rank` (before), FTS5 `ORDER BY bm25()`, tantivy;
+vec0 against HNSW.
 
     flock /tmp/astralyx-bench.lock .venv/bin/python bench/search_speed.py [--sizes 10000 100000] [--queries 200] [--write]
 """
@@ -210,23 +213,44 @@ def measure(core: Astralyx, base: Baseline, queries: list[str], embedder: Embedd
     return times
 
 
-def recall(core: Astralyx, queries: list[str], embedder: Embedder) -> tuple[float, float]:
-    """Recall@10 of the sidecar's vector ranking against the exact scan, and the share of the
-    8 passages answered that are the same as the exact path's."""
+def recall(core: Astralyx, queries: list[str], embedder: Embedder) -> tuple[float, float, float]:
+    """Recall@10 of the sidecar's vector ranking against the exact scan, the share of the keyword
+    sidecar's top 10 that FTS5 has in its top 10, and the share of the 8 passages answered that
+    are the exact path's."""
     base = core.bases.get(Actor.local_owner("default"), "speed")
     store = core.index.store(base)
-    found = same = 0
+    found = words = same = 0
     for q in queries:
         v = embedder.embed_query(q)
-        approx = store.vector_ids(v, 50)[:10]
-        exact = store.vector_ids(v, 50, exact=True)[:10]
-        found += len(set(approx) & set(exact))
+        found += len(set(store.vector_ids(v, 50)[:10]) & set(store.vector_ids(v, 50, exact=True)[:10]))
+        words += len(set(store.keyword_ids(q, 50)[:10]) & set(store.keyword_ids(q, 50, exact=True)[:10]))
         a = [h.chunk_id for h in core.search.hits(base, q)[1][:8]]
         core.index.exact = True
         e = [h.chunk_id for h in core.search.hits(base, q)[1][:8]]
         core.index.exact = False
         same += len(set(a) & set(e))
-    return found / (10 * len(queries)), same / (8 * len(queries))
+    return found / (10 * len(queries)), words / (10 * len(queries)), same / (8 * len(queries))
+
+
+def rankings(core: Astralyx, queries: list[str], embedder: Embedder) -> dict[str, list[float]]:
+    """Each ranking alone, 50 candidates, interleaved."""
+    store = core.index.store(core.bases.get(Actor.local_owner("default"), "speed"))
+    vectors = {q: embedder.embed_query(q) for q in queries}
+    sides = {
+        "FTS5 rank": lambda q: store.db.query(
+            "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank LIMIT 50", (fts_query(q),)),
+        "FTS5 bm25()": lambda q: store.keyword_ids(q, 50, exact=True),
+        "tantivy": lambda q: store.keyword_ids(q, 50),
+        "vec0": lambda q: store.vector_ids(vectors[q], 50, exact=True),
+        "HNSW": lambda q: store.vector_ids(vectors[q], 50),
+    }
+    times: dict[str, list[float]] = {name: [] for name in sides}
+    for q in queries:
+        for name, run in sides.items():
+            t = time.perf_counter()
+            run(q)
+            times[name].append(time.perf_counter() - t)
+    return times
 
 
 TOKEN = "bench-admin-token"
@@ -252,35 +276,51 @@ def main() -> None:
             core, sync_s = ours(tmp, texts, fast, str(n))
             base_record = core.bases.get(Actor.local_owner("default"), "speed")
             store = core.index.store(base_record)
-            sidecar = store.vectors_sidecar()
-            assert sidecar is not None and sidecar.wait() and sidecar.generation == store.generation
-            sidecar.save()
+            start = time.perf_counter()
+            vectors = store.vectors_sidecar()
+            assert vectors is not None and vectors.wait() and vectors.generation == store.generation
+            assert store.keywords.wait() and store.keywords.generation == store.keywords_generation
+            after_s = time.perf_counter() - start  # the keyword sidecar is built in the background after a first sync
+            vectors.save()
             rss1 = rss_mb()
             folder = base_record.folder
-            disk_db, disk_side = disk_mb(folder, "index.db*"), disk_mb(folder, "index.vectors.*")
-            # a rebuild from index.db, as after a crash or a copy (in the background; timed here)
+            disk = {"index.db": disk_mb(folder, "index.db*"), "vectors": disk_mb(folder, "index.vectors.*"),
+                    "keywords": disk_mb(folder, "index.keywords.tantivy/*")}
+            # rebuilt from index.db, as after a crash or a copy (in the background; timed here)
             start = time.perf_counter()
-            sidecar.generation = None
-            sidecar.ensure(store.generation)
-            sidecar.wait()
-            rebuild_s = time.perf_counter() - start
+            vectors.generation = None
+            vectors.ensure(store.generation)
+            vectors.wait()
+            rebuild_v = time.perf_counter() - start
+            start = time.perf_counter()
+            store.keywords.generation = None
+            store.keywords.ensure(store.keywords_generation)
+            store.keywords.wait()
+            rebuild_k = time.perf_counter() - start
             core.index.close(base_record)  # saves the rebuilt sidecar
             start = time.perf_counter()
-            core.index.store(base_record).vectors_sidecar().ensure(core.index.store(base_record).generation)
+            store = core.index.store(base_record)
+            store.vectors_sidecar().ensure(store.generation)
+            store.keywords.ensure(store.keywords_generation)
             load_s = time.perf_counter() - start
+            assert store.vectors_sidecar().ready and store.keywords.ready
             base = Baseline(tmp / f"baseline-{n}.db")
             start = time.perf_counter()
             base.index(texts, fast)
             base_s = time.perf_counter() - start
-            print(f"{n}: sync {sync_s:.1f} s (sidecar kept in step), rebuild {rebuild_s:.1f} s, load {load_s:.2f} s, "
-                  f"plain SQL index {base_s:.1f} s; RSS +{rss1 - rss0:.0f} MB; disk {disk_db:.0f} + {disk_side:.0f} MB",
-                  flush=True)
+            print(f"{n}: sync {sync_s:.1f} s (vectors sidecar in step) + {after_s:.1f} s (keyword sidecar), "
+                  f"rebuild vectors {rebuild_v:.1f} s, keywords {rebuild_k:.1f} s, load {load_s:.2f} s, "
+                  f"plain SQL index {base_s:.1f} s; RSS +{rss1 - rss0:.0f} MB; disk {disk}", flush=True)
             t = measure(core, base, claims, fast)
-            r10, same = recall(core, claims, fast)
-            rows.append(dict(n=n, sync=sync_s, rebuild=rebuild_s, load=load_s, base=base_s, rss=rss1 - rss0,
-                             db=disk_db, side=disk_side, t=t, recall=r10, same=same))
+            alone = rankings(core, claims, fast)
+            r10, words, same = recall(core, claims, fast)
+            rows.append(dict(n=n, sync=sync_s, after=after_s, rebuild_v=rebuild_v, rebuild_k=rebuild_k, load=load_s,
+                             base=base_s, rss=rss1 - rss0, disk=disk, t=t, alone=alone, recall=r10, words=words,
+                             same=same))
             print(f"{n}: p50/p95 " + ", ".join(f"{k} {pct(v, 50):.1f}/{pct(v, 95):.1f} ms" for k, v in t.items())
-                  + f"; recall@10 {r10:.3f}, passages as exact {same:.3f}", flush=True)
+                  + f"; recall@10 {r10:.3f}, keywords as FTS5 {words:.3f}, passages as exact {same:.3f}", flush=True)
+            print(f"{n}: alone " + ", ".join(f"{k} {pct(v, 50):.1f}/{pct(v, 95):.1f} ms" for k, v in alone.items()),
+                  flush=True)
             core.close()
             base.conn.close()
 
@@ -290,32 +330,40 @@ def main() -> None:
         f"--queries {args.queries} --write` ({time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores shared with other "
         f"work, load average {load:.1f} at the end). {args.queries} SciFact claims; the query's embedding excluded "
         f"(clustered {DIMS}-dimension vectors from a hash, see the bench's docstring); searches of the four kinds "
-        "interleaved. ours = `core.search.search` with the HNSW sidecar; exact = the same base with "
-        "`core.index.exact = True` (the vec0 scan, today's path before the sidecar); plain SQL = FTS5 "
-        "`ORDER BY rank` + vec0 + RRF written straight; HTTP = ours through the search route in process.",
+        "interleaved. ours = `core.search.search` with the sidecars (HNSW for vectors; tantivy for keywords from "
+        "20k passages, FTS5 `bm25()` below); exact = the same base with `core.index.exact = True` (index.db alone: "
+        "FTS5 and the vec0 scan, the path before the sidecars); plain SQL = FTS5 `ORDER BY rank` + vec0 + RRF "
+        "written straight; HTTP = ours through the search route of the app in process.",
         "",
         "| passages | ours p50 / p95 | exact p50 / p95 | plain SQL p50 / p95 | HTTP p50 / p95 | recall@10 (vectors) "
-        "| passages as exact |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for r in rows:
-        t = r["t"]
-        cell = {k: f"{pct(v, 50):.1f} / {pct(v, 95):.1f} ms" for k, v in t.items()}
-        lines.append(f"| {r['n']:,} | {cell['ours']} | {cell['exact']} | {cell['plain SQL']} | {cell['HTTP']} | "
-                     f"{r['recall']:.3f} | {r['same']:.3f} |")
-    lines += [
-        "",
-        "| passages | sync (files → index.db + sidecar in step) | sidecar rebuilt from index.db | sidecar loaded "
-        "| plain SQL index | RSS after sync | disk: index.db | disk: sidecar |",
+        "| keywords: top 10 as FTS5's | passages as exact |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
-        lines.append(f"| {r['n']:,} | {r['sync']:.0f} s | {r['rebuild']:.0f} s | {r['load']:.2f} s | {r['base']:.0f} s "
-                     f"| +{r['rss']:.0f} MB | {r['db']:.0f} MB | {r['side']:.0f} MB |")
+        cell = {k: f"{pct(v, 50):.1f} / {pct(v, 95):.1f} ms" for k, v in r["t"].items()}
+        lines.append(f"| {r['n']:,} | {cell['ours']} | {cell['exact']} | {cell['plain SQL']} | {cell['HTTP']} | "
+                     f"{r['recall']:.3f} | {r['words']:.3f} | {r['same']:.3f} |")
+    names = list(rows[0]["alone"]) if rows else []
+    lines += ["", "Each ranking alone (50 candidates), p50 / p95:", "",
+              "| passages | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
+    for r in rows:
+        lines.append(f"| {r['n']:,} | " + " | ".join(
+            f"{pct(r['alone'][k], 50):.1f} / {pct(r['alone'][k], 95):.1f} ms" for k in names) + " |")
+    lines += [
+        "",
+        "| passages | sync (files → index.db, vectors sidecar in step) | then keyword sidecar | rebuilt from index.db: "
+        "vectors / keywords | both loaded | plain SQL index | RSS after sync | disk: index.db / vectors / keywords |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        d = r["disk"]
+        lines.append(f"| {r['n']:,} | {r['sync']:.0f} s | {r['after']:.0f} s | {r['rebuild_v']:.0f} s / "
+                     f"{r['rebuild_k']:.0f} s | {r['load']:.2f} s | {r['base']:.0f} s | +{r['rss']:.0f} MB | "
+                     f"{d['index.db']:.0f} / {d['vectors']:.0f} / {d['keywords']:.0f} MB |")
     text = "\n".join(lines)
     print(text)
     if args.write:
-        write_section("Search speed: the HNSW sidecar against the exact path (`bench/search_speed.py`)", text)
+        write_section("Search speed: sidecars against the exact path (`bench/search_speed.py`)", text)
         print("written to docs/benchmarks.md")
 
 

@@ -15,16 +15,14 @@ def keywords(core, name: str, query: str) -> list[str]:
     return [h.document for h in core.search.hits(base, query, mode="keywords")[1]]
 
 
-def sidecar(core, name: str, use: bool = True):
-    """The base's keyword sidecar, used whatever the size of the base when `use`."""
+def sidecar(core, name: str):
     store = core.index.store(core.bases.get(owner(), name))
-    if use:
-        store.keywords.use_from = 0
     return store, store.keywords
 
 
 @pytest.fixture
 def team(core):
+    core.index.keywords_from = 0  # used whatever the size of the base
     make_base(core, "team")
     core.notes.write(owner(), "team", "notes", "trains.md", "# Travel\n\nTrains are booked in second class.")
     core.notes.write(owner(), "team", "notes", "leave.md", "# Leave\n\n## Vacation\n\nEach person has 25 vacation days.")
@@ -32,10 +30,23 @@ def team(core):
     return core
 
 
-def test_a_small_base_is_searched_by_fts5_and_the_sidecar_is_kept_all_the_same(team):
-    store, side = sidecar(team, "team", use=False)
-    assert labels(team.search.search(owner(), "team", "vacation"))[0] == "notes:team/leave.md"
-    assert side.answered == 0 and side.ready and side.generation == store.keywords_generation
+def test_off_by_default_and_below_its_size_fts5_answers(core, tmp_path):
+    assert core.index.keywords_from is None
+    make_base(core, "plain")
+    core.notes.write(owner(), "plain", "notes", "leave.md", "# Leave\n\nEach person has 25 vacation days.")
+    store, side = sidecar(core, "plain")
+    assert labels(core.search.search(owner(), "plain", "vacation"))[0] == "notes:plain/leave.md"
+    assert side.answered == 0 and side.builds == 0 and not store.keywords.path.exists()
+
+    core.index.keywords_from = 5  # passages
+    core.index.close(core.bases.get(owner(), "plain"))
+    store, side = sidecar(core, "plain")
+    assert labels(core.search.search(owner(), "plain", "vacation"))[0] == "notes:plain/leave.md"
+    assert side.answered == 0 and side.ready  # built, kept, not used: one passage is fewer than 5
+    for i in range(5):
+        core.notes.write(owner(), "plain", "notes", f"n{i}.md", f"# N{i}\n\nNote {i} about parking.")
+    assert labels(core.search.search(owner(), "plain", "vacation"))[0] == "notes:plain/leave.md"
+    assert side.answered == 1
 
 
 def test_the_sidecar_finds_what_fts5_finds(team):
