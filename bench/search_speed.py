@@ -343,7 +343,8 @@ def main() -> None:
         f"(clustered {DIMS}-dimension vectors from a hash, see the bench's docstring); searches of the four kinds "
         "interleaved. ours = `core.search.search` with the sidecars (HNSW for vectors; tantivy for keywords "
         "from 20k passages, FTS5 `bm25()` below: `core.index.keywords_from = 20_000`); ours, FTS5 keywords = the "
-        "default (the keyword sidecar off, HNSW for vectors); exact = the same base with `core.index.exact = True` (index.db alone: "
+        "default (the keyword sidecar off, HNSW for vectors); exact = the same base with "
+        "`core.index.exact = True` (index.db alone: "
         "FTS5 and the vec0 scan, the path before the sidecars); plain SQL = FTS5 `ORDER BY rank` + vec0 + RRF "
         "written straight; HTTP = ours through the search route of the app in process.",
         "",
