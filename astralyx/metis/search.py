@@ -106,14 +106,16 @@ class Search:
         if not isinstance(max_results, int) or isinstance(max_results, bool) or max_results < 1:
             raise Invalid("max_results is a whole number from 1 to 8", code="INVALID_QUERY")
         limit = min(max_results, MAX_RESULTS)
-        mode, hits = self.hits(base, query, limit=max(CANDIDATES, limit), as_of=as_of)
+        mode, hits = self.hits(base, query, limit=max(CANDIDATES, limit), as_of=as_of, answer=limit)
         return {"knowledge_base": base.name, "mode": mode, "results": passages(hits, limit)}
 
     def hits(
-        self, base: KnowledgeBase, query: str, limit: int = CANDIDATES, as_of: str | None = None, mode: str | None = None
+        self, base: KnowledgeBase, query: str, limit: int = CANDIDATES, as_of: str | None = None, mode: str | None = None,
+        answer: int | None = None,
     ) -> tuple[str, list[Hit]]:
         """Fused hits, best first (re-ranking hooks applied). mode: None (the base's best),
-        "keywords" or "vectors" (to measure each part alone)."""
+        "keywords" or "vectors" (to measure each part alone). answer: only the first this many
+        are wanted (their rows alone are read, unless a hook re-ranks their kind)."""
         store = self.index.store(base)
         depth = max(limit, CANDIDATES)
         vector_ids: list[int] = []
@@ -129,8 +131,13 @@ class Search:
             used = "vectors"
         k_rank = {cid: i for i, cid in enumerate(keyword_ids, start=1)}
         v_rank = {cid: i for i, cid in enumerate(vector_ids, start=1)}
-        # Only the best `limit` of the fused candidates are read (hooks re-rank within them).
+        # Only the best `limit` of the fused candidates count (hooks re-rank within them); rows
+        # are read for the ones answered, or for all when a hook re-ranks a kind among them.
         fused = rrf([r for r in (keyword_ids, vector_ids) if r])[:limit]
+        if answer is not None and answer < len(fused):
+            kinds = store.kinds([cid for cid, _ in fused])
+            if not any(kind in self.rerankers for kind in kinds.values()):
+                fused = [(cid, score) for cid, score in fused if cid in kinds][:answer]
         rows = store.rows([cid for cid, _ in fused])
         hits = [Hit.of(rows[cid], score, k_rank.get(cid), v_rank.get(cid)) for cid, score in fused if cid in rows]
         hits = self._rerank(base, hits, as_of)

@@ -401,6 +401,17 @@ class BaseIndex:
         )
         return [r[0] for r in rows]
 
+    def kinds(self, chunk_ids: list[int]) -> dict[int, str]:
+        """The document kind of each chunk (that still exists): what re-ranking hooks go by."""
+        if not chunk_ids:
+            return {}
+        marks = ",".join("?" * len(chunk_ids))
+        found = self.db.query(
+            f"SELECT c.id, d.kind FROM chunks c JOIN documents d ON d.id = c.doc_id WHERE c.id IN ({marks})",
+            tuple(chunk_ids),
+        )
+        return {r[0]: r[1] for r in found}
+
     def rows(self, chunk_ids: list[int]) -> dict[int, Row]:
         if not chunk_ids:
             return {}
