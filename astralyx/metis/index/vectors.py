@@ -242,6 +242,8 @@ class VectorSidecar:
         with self._lock:
             if not self._dirty or self._index is None or self.generation is None or self._building is not None:
                 return
+            if not self.path.parent.is_dir():
+                return  # the base is being deleted
             tmp = self.path.with_name(f".{self.path.name}.tmp")
             self._index.save(str(tmp))
             fd = os.open(tmp, os.O_RDONLY)
