@@ -76,6 +76,16 @@ def test_the_sidecar_follows_adds_replaces_and_deletes(team):
     assert side.builds == built and side.generation == store.keywords_generation
 
 
+def test_opened_again_and_written_before_any_search_it_is_loaded_not_rebuilt(team):
+    base = team.bases.get(owner(), "team")
+    keywords(team, "team", "train")
+    team.index.close(base)
+    team.notes.write(owner(), "team", "notes", "zeppelin.md", "# Zeppelin\n\nA zeppelin trip.")
+    store, side = sidecar(team, "team")
+    assert keywords(team, "team", "zeppelin") == ["notes:team/zeppelin.md"]
+    assert side.builds == 0 and side.answered == 1
+
+
 def test_a_stale_sidecar_after_a_crash_is_rebuilt(team):
     base = team.bases.get(owner(), "team")
     store, side = sidecar(team, "team")

@@ -110,6 +110,12 @@ def test_saved_and_opened_again_it_is_loaded_not_rebuilt(core, notes_base):
     assert answers(core, "kb", exact=False) == before
     assert side.builds == 0 and side.answered == len(QUERIES)
 
+    core.index.close(base)  # opened again, a note written before any search: loaded, then changed
+    core.notes.write(owner(), "kb", "notes", "zeppelin.md", "# Zeppelin\n\nA zeppelin over the harbour.")
+    store, side = sidecar(core, "kb")
+    assert side.ready and side.builds == 0 and side.generation == store.generation
+    assert "notes:kb/zeppelin.md" in vector_labels(core, "kb", "zeppelin over the harbour")[:3]
+
 
 def test_a_stale_sidecar_after_a_crash_is_rebuilt_and_searches_answer_meanwhile(core, tmp_path):
     corpus(tmp_path / "src", SYNC_BUILD + 40)  # big enough to be rebuilt in the background

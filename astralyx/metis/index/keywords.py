@@ -146,6 +146,9 @@ class KeywordSidecar:
             if self._building is not None:
                 self._pending.append((generation, changes))
                 return
+            if self._index is None and not self._opened:
+                self._opened = True  # a write before the first search: the saved index, if it is in step
+                self._load(generation - 1)
             if self._index is None or self.generation != generation - 1:
                 self.generation = None
                 return

@@ -56,6 +56,7 @@ class VectorSidecar:
         self._dirty = False
         self._saver: threading.Timer | None = None
         self._closed = False
+        self._tried_load = False  # the saved graph is loaded once, at the first search or write
         self.builds = 0  # rebuilds started (for tests and the bench)
         self.answered = 0  # searches this sidecar answered
 
@@ -94,6 +95,9 @@ class VectorSidecar:
             if self._building is not None:
                 self._pending.append((generation, changes))
                 return
+            if self._index is None and not self._tried_load:
+                self._tried_load = True  # a write before the first search: the saved graph, if it is in step
+                self._load(generation - 1)
             if self._index is None or self.generation != generation - 1:
                 self.generation = None  # missed a change: the next search rebuilds
                 return
@@ -144,8 +148,10 @@ class VectorSidecar:
                 return
             if self._index is not None and self.generation == generation:
                 return
-            if self._index is None and self._load(generation):
-                return
+            if self._index is None and not self._tried_load:
+                self._tried_load = True
+                if self._load(generation):
+                    return
             thread = threading.Thread(target=self._rebuild, name=f"vectors:{self.path.parent.name}", daemon=True)
             self._building = thread
             self._pending.clear()
