@@ -212,3 +212,24 @@ def test_an_empty_base_with_an_embedding_answers_nothing(core):
     assert core.search.search(owner(), "empty", "anything")["results"] == []
     store, side = sidecar(core, "empty")
     assert side.ready and side.generation == store.generation
+
+
+class CountingEmbedder(Embedder):
+    def __init__(self) -> None:
+        super().__init__()
+        self.queries: list[str] = []
+
+    def embed_query(self, text: str) -> np.ndarray:
+        self.queries.append(text)
+        return super().embed_query(text)
+
+
+def test_a_repeated_query_is_embedded_once(core, tmp_path):
+    corpus(tmp_path / "src", 10)
+    embedder = CountingEmbedder()
+    make_base(core, "kb", embedder=embedder, sources=[tmp_path / "src"])
+    core.documents.sync(owner(), "kb")
+    first = core.search.search(owner(), "kb", "harbour glacier")
+    assert core.search.search(owner(), "kb", "harbour glacier") == first
+    core.search.search(owner(), "kb", "violin")
+    assert embedder.queries == ["harbour glacier", "violin"]
