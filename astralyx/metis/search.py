@@ -14,7 +14,11 @@ keywords alone and says so in `mode`. Re-ranking hooks by document kind
 from __future__ import annotations
 
 import logging
+import threading
+import time
+from collections import OrderedDict
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +37,12 @@ BUDGET_CHARS = 6000  # all passages' text together
 CANDIDATES = 50  # taken from each ranking before fusion
 MAX_QUERY_CHARS = 2000
 MIN_TAIL = 200  # a passage cut to fit the budget keeps at least this much, else it is left out
+QUERY_CACHE_SECONDS = 60.0  # a repeated query within this time reuses its embedding
+QUERY_CACHE_SIZE = 256
+
+# The keyword ranking runs here while the caller embeds the query and ranks by vectors
+# (SQLite lets go of the GIL while it works).
+_keywords_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="astralyx-keywords")
 
 
 @dataclass
@@ -77,6 +87,8 @@ class Search:
         self.bases = bases
         self.index = index
         self.rerankers: dict[str, Reranker] = {}
+        self._vectors: OrderedDict[tuple[str, str], tuple[float, Any]] = OrderedDict()  # (embedding, query)
+        self._vectors_lock = threading.Lock()
 
     def search(
         self, actor: Actor, base_name: str, query: str, max_results: int = MAX_RESULTS, as_of: str | None = None
@@ -94,30 +106,38 @@ class Search:
         if not isinstance(max_results, int) or isinstance(max_results, bool) or max_results < 1:
             raise Invalid("max_results is a whole number from 1 to 8", code="INVALID_QUERY")
         limit = min(max_results, MAX_RESULTS)
-        mode, hits = self.hits(base, query, limit=max(CANDIDATES, limit), as_of=as_of)
+        mode, hits = self.hits(base, query, limit=max(CANDIDATES, limit), as_of=as_of, answer=limit)
         return {"knowledge_base": base.name, "mode": mode, "results": passages(hits, limit)}
 
     def hits(
-        self, base: KnowledgeBase, query: str, limit: int = CANDIDATES, as_of: str | None = None, mode: str | None = None
+        self, base: KnowledgeBase, query: str, limit: int = CANDIDATES, as_of: str | None = None, mode: str | None = None,
+        answer: int | None = None,
     ) -> tuple[str, list[Hit]]:
         """Fused hits, best first (re-ranking hooks applied). mode: None (the base's best),
-        "keywords" or "vectors" (to measure each part alone)."""
+        "keywords" or "vectors" (to measure each part alone). answer: only the first this many
+        are wanted (their rows alone are read, unless a hook re-ranks their kind)."""
         store = self.index.store(base)
         depth = max(limit, CANDIDATES)
         vector_ids: list[int] = []
         used = "keywords"
+        keywords = None if mode == "vectors" else _keywords_pool.submit(store.keyword_ids, query, depth, self.index.exact)
         if mode != "keywords":
             vector = self._query_vector(base, query)
             if vector is not None:
-                vector_ids = store.vector_ids(vector, depth)
+                vector_ids = store.vector_ids(vector, depth, exact=self.index.exact)
                 used = "hybrid"
-        keyword_ids = [] if mode == "vectors" else store.keyword_ids(query, depth)
+        keyword_ids = [] if keywords is None else keywords.result()
         if mode == "vectors":
             used = "vectors"
         k_rank = {cid: i for i, cid in enumerate(keyword_ids, start=1)}
         v_rank = {cid: i for i, cid in enumerate(vector_ids, start=1)}
-        # Only the best `limit` of the fused candidates are read (hooks re-rank within them).
+        # Only the best `limit` of the fused candidates count (hooks re-rank within them); rows
+        # are read for the ones answered, or for all when a hook re-ranks a kind among them.
         fused = rrf([r for r in (keyword_ids, vector_ids) if r])[:limit]
+        if answer is not None and answer < len(fused):
+            kinds = store.kinds([cid for cid, _ in fused])
+            if not any(kind in self.rerankers for kind in kinds.values()):
+                fused = [(cid, score) for cid, score in fused if cid in kinds][:answer]
         rows = store.rows([cid for cid, _ in fused])
         hits = [Hit.of(rows[cid], score, k_rank.get(cid), v_rank.get(cid)) for cid, score in fused if cid in rows]
         hits = self._rerank(base, hits, as_of)
@@ -136,11 +156,23 @@ class Search:
             return None
         if embedder is None or self.index.embedding_identity(base, embedder) != store.embedding:
             return None  # vectors of another embedding: until the base is synced again
+        key = (store.embedding or "", query)
+        now = time.monotonic()
+        with self._vectors_lock:
+            cached = self._vectors.get(key)
+            if cached is not None and now - cached[0] < QUERY_CACHE_SECONDS:
+                return cached[1]
         try:
-            return embedder.embed_query(query)
+            vector = embedder.embed_query(query)
         except Exception as e:
             log.warning("search of %s/%s by keywords only: %s", base.workspace, base.name, e)
             return None
+        with self._vectors_lock:
+            self._vectors[key] = (now, vector)
+            self._vectors.move_to_end(key)
+            while len(self._vectors) > QUERY_CACHE_SIZE:
+                self._vectors.popitem(last=False)
+        return vector
 
     def _rerank(self, base: KnowledgeBase, hits: list[Hit], as_of: str | None) -> list[Hit]:
         """Each hook reorders/filters its kind's hits inside the slots that kind holds."""

@@ -9,6 +9,7 @@ extension. Vectors come from the base's embedding deployment, in batches.
 from __future__ import annotations
 
 import logging
+import shutil
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -21,11 +22,14 @@ from ...util import sha256
 from ..bases import KnowledgeBase, KnowledgeBases
 from ..documents import ParsedDocument, decode, parse_file, read_markdown, split_front_matter, supported
 from ..notes import note_title
+from .keywords import USE_FROM as KEYWORDS_FROM
 from .store import BaseIndex, Entry, embedding_text
 
 log = logging.getLogger("astralyx.metis")
 
 INDEX_FILE = "index.db"
+VECTORS_FILE = "index.vectors.usearch"  # the HNSW sidecar of index.db (vectors.py), and its .json header
+KEYWORDS_DIR = "index.keywords.tantivy"  # the keyword sidecar of index.db (keywords.py)
 EMBED_BATCH = 64  # chunks per call to the embedder
 WRITE_BATCH = 2048  # chunks per write transaction
 
@@ -75,6 +79,12 @@ class Index:
         self._locks: dict[tuple[str, str], threading.RLock] = {}
         self._deferred: dict[tuple[str, str], set[str]] = {}  # notes changed during a sync
         self._guard = threading.Lock()
+        # True: searches use index.db alone (FTS5 and the exact vec0 scan), never the sidecars
+        # (the bench measures both; a user who wants exact answers over speed sets it).
+        self.exact = False
+        # Passages from which keywords are ranked by the tantivy sidecar (keywords.py), None: never
+        # (FTS5 always). Off by default: on SciFact it scores 0.687 nDCG@10 against FTS5's 0.688.
+        self.keywords_from: int | None = KEYWORDS_FROM
         self._readers.append(("files/", self._read_upload))
         self._readers.append(("notes/", self._read_note))
         self._readers.append(("saved/", self._read_note))
@@ -119,6 +129,7 @@ class Index:
             index = self._open.get(key)
             if index is None or not index.path.parent.exists():
                 index = BaseIndex(base.folder / INDEX_FILE)
+                index.keywords.use_from = self.keywords_from
                 self._open[key] = index
             return index
 
@@ -248,16 +259,24 @@ class Index:
                 seen = {c.key for c in candidates}
                 gone = [k for k in known if k not in seen]
                 report.removed = store.remove(gone)
+                # sidecars built (in the background) now rather than at the first search
+                sidecar = store.vectors_sidecar()
+                if sidecar is not None:
+                    sidecar.ensure(store.generation)
+                store.keywords.ensure(store.keywords_generation)
                 return report
             finally:
                 self._drain_deferred(base)
 
     def reindex(self, base: KnowledgeBase, progress: Progress | None = None) -> SyncReport:
-        """Drop the index file and build it again from the files."""
+        """Drop the index file and its derived sidecars and build them again from the files."""
         with self.lock(base):
             self.close(base)
             for suffix in ("", "-wal", "-shm"):
                 (base.folder / (INDEX_FILE + suffix)).unlink(missing_ok=True)
+            for name in (VECTORS_FILE, VECTORS_FILE.replace(".usearch", ".json")):
+                (base.folder / name).unlink(missing_ok=True)
+            shutil.rmtree(base.folder / KEYWORDS_DIR, ignore_errors=True)
             return self.sync(base, progress)
 
     def _index(

@@ -4,12 +4,18 @@ Derived from the files, so it can be dropped and rebuilt at any time. Chunks liv
 table; `chunks_fts` (contentless, BM25) and `chunks_vec` (vec0, cosine) share their rowids.
 The vector table is created when the first vectors arrive, with their dimension; the
 embedding that made them is kept in `meta` so a change of model is noticed.
+
+Searches by vector go to an HNSW sidecar (`index.vectors.usearch`, vectors.py) derived from
+`chunks_vec`; every change of vectors here moves `meta.vectors_generation` on and is handed to
+the sidecar after its commit. When the sidecar is not in step, the exact vec0 scan answers.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import threading
+import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +26,8 @@ import numpy as np
 from ...sqlite import Database
 from ...util import iso
 from ..chunking import Chunk
+from .keywords import KeywordSidecar, Text
+from .vectors import VectorSidecar
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -114,11 +122,15 @@ STOPWORDS = frozenset(
 )
 
 
+def query_words(text: str) -> list[str]:
+    """The words searched for: each once, lower case, the commonest left out unless nothing else."""
+    words = list(dict.fromkeys(w.lower() for w in _WORD.findall(text)))
+    return [w for w in words if w not in STOPWORDS] or words
+
+
 def fts_query(text: str) -> str:
     """Any of the query's words (BM25 ranks by how many and how rare); quoted so nothing is syntax."""
-    words = list(dict.fromkeys(w.lower() for w in _WORD.findall(text)))
-    words = [w for w in words if w not in STOPWORDS] or words
-    return " OR ".join(f'"{w}"' for w in words)
+    return " OR ".join(f'"{w}"' for w in query_words(text))
 
 
 def embedding_text(title: str, chunk: Chunk) -> str:
@@ -135,9 +147,95 @@ class BaseIndex:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.db = Database(path, extensions=True)
         self.db.ensure(SCHEMA)
+        with self.db.transaction() as conn:  # who this index.db is: a copy of another one is told apart
+            conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('index_id', ?)", (uuid.uuid4().hex,))
+            conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('vectors_generation', '0')")
+            conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('keywords_generation', '0')")
+        self._vectors: VectorSidecar | None = None
+        self._vectors_guard = threading.Lock()
+        self.keywords = KeywordSidecar(
+            self.path.with_name(f"{self.path.stem}.keywords.tantivy"), self.meta("index_id") or "",
+            self._keyword_snapshot, lambda: self.count()[1],
+        )
 
     def close(self) -> None:
+        if self._vectors is not None:
+            self._vectors.close()
+        self.keywords.close()
         self.db.close()
+
+    # -- the keyword sidecar ------------------------------------------------------------------
+    @property
+    def keywords_generation(self) -> int:
+        return int(self.meta("keywords_generation") or 0)
+
+    def _keyword_snapshot(self) -> tuple[int, list[tuple[int, Text]]]:
+        conn = self.db.conn
+        conn.execute("BEGIN")
+        try:
+            generation = int(conn.execute("SELECT value FROM meta WHERE key='keywords_generation'").fetchone()[0])
+            rows = conn.execute(
+                "SELECT c.id, d.title, c.headings, c.text FROM chunks c JOIN documents d ON d.id = c.doc_id"
+            ).fetchall()
+        finally:
+            conn.execute("COMMIT")
+        return generation, [(r[0], (r[1], " ".join(json.loads(r[2])), r[3])) for r in rows]
+
+    def _next_keywords_generation(self, conn) -> int:
+        conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key='keywords_generation'")
+        return int(conn.execute("SELECT value FROM meta WHERE key='keywords_generation'").fetchone()[0])
+
+    # -- the vector sidecar -------------------------------------------------------------------
+    @property
+    def sidecar_paths(self) -> tuple[Path, Path]:
+        """The derived files beside index.db: the HNSW graph and its header."""
+        graph = self.path.with_name(f"{self.path.stem}.vectors.usearch")
+        return graph, graph.with_suffix(".json")
+
+    @property
+    def generation(self) -> int:
+        """How many committed changes the vectors of this index.db have seen."""
+        return int(self.meta("vectors_generation") or 0)
+
+    def vectors_sidecar(self) -> VectorSidecar | None:
+        """The sidecar for the current dimension (None without vectors)."""
+        dims = self.dimensions
+        if not dims:
+            return None
+        with self._vectors_guard:
+            if self._vectors is None or self._vectors.dimensions != dims:
+                if self._vectors is not None:
+                    self._vectors.close(save=False)
+                self._vectors = VectorSidecar(
+                    self.sidecar_paths[0], self.meta("index_id") or "", dims, self._vector_snapshot, self._vector_count
+                )
+            return self._vectors
+
+    def _vector_count(self) -> int:
+        return self.db.one("SELECT count(*) AS n FROM chunks_vec")["n"]
+
+    def _vector_snapshot(self) -> tuple[int, np.ndarray, np.ndarray]:
+        """Every vector with the generation it belongs to, read in one transaction."""
+        conn = self.db.conn
+        conn.execute("BEGIN")
+        try:
+            generation = int(conn.execute("SELECT value FROM meta WHERE key='vectors_generation'").fetchone()[0])
+            rows = conn.execute("SELECT rowid, embedding FROM chunks_vec").fetchall()
+        finally:
+            conn.execute("COMMIT")
+        dims = self.dimensions or 0
+        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        vectors = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dims)
+        return generation, ids, vectors
+
+    def _next_generation(self, conn) -> int:
+        conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key='vectors_generation'")
+        return int(conn.execute("SELECT value FROM meta WHERE key='vectors_generation'").fetchone()[0])
+
+    def _vectors_changed(self, generation: int, changes: dict[int, np.ndarray | None]) -> None:
+        sidecar = self.vectors_sidecar()
+        if sidecar is not None:
+            sidecar.apply(generation, changes)
 
     # -- meta ---------------------------------------------------------------------------------
     def meta(self, key: str) -> str | None:
@@ -171,6 +269,17 @@ class BaseIndex:
             conn.execute("UPDATE documents SET hash=''")  # so the next sync embeds each again
             self.set_meta("embedding", identity)
             self.set_meta("dimensions", str(dimensions) if dimensions else None)
+            generation = self._next_generation(conn)
+        sidecar = self.vectors_sidecar()
+        if sidecar is not None:
+            sidecar.reset(generation, dimensions)
+        else:
+            with self._vectors_guard:
+                if self._vectors is not None:
+                    self._vectors.close(save=False)
+                    self._vectors = None
+            for file in self.sidecar_paths:
+                file.unlink(missing_ok=True)
 
     # -- documents ----------------------------------------------------------------------------
     def document(self, key: str) -> StoredDocument | None:
@@ -195,9 +304,11 @@ class BaseIndex:
     def write(self, entries: Iterable[Entry]) -> None:
         """Replace the documents' chunks, all in one transaction."""
         dims = self.dimensions
+        changes: dict[int, np.ndarray | None] = {}  # chunk id → its vector now (None: gone)
+        texts: dict[int, Text | None] = {}  # chunk id → its words now (None: gone)
         with self.db.transaction() as conn:
             for e in entries:
-                self._delete(conn, e.key)
+                self._delete(conn, e.key, changes, texts)
                 cur = conn.execute(
                     "INSERT INTO documents(key, origin, kind, label, title, hash, attrs, size, chunks, indexed_at) "
                     "VALUES (?,?,?,?,?,?,?,?,?,?)",
@@ -214,18 +325,34 @@ class BaseIndex:
                         "INSERT INTO chunks_fts(rowid, title, headings, text) VALUES (?,?,?,?)",
                         (rowid, e.title, " ".join(chunk.headings), chunk.text),
                     )
+                    texts[rowid] = (e.title, " ".join(chunk.headings), chunk.text)
                     if e.vectors is not None and dims:
                         vector = np.asarray(e.vectors[i], dtype=np.float32)
                         conn.execute("INSERT INTO chunks_vec(rowid, embedding) VALUES (?,?)", (rowid, vector.tobytes()))
+                        changes[rowid] = vector
+            generation = self._next_generation(conn) if changes else 0
+            words_generation = self._next_keywords_generation(conn) if texts else 0
+        if changes:
+            self._vectors_changed(generation, changes)
+        if texts:
+            self.keywords.apply(words_generation, texts)
 
     def remove(self, keys: Iterable[str]) -> int:
         removed = 0
+        changes: dict[int, np.ndarray | None] = {}
+        texts: dict[int, Text | None] = {}
         with self.db.transaction() as conn:
             for key in keys:
-                removed += self._delete(conn, key)
+                removed += self._delete(conn, key, changes, texts)
+            generation = self._next_generation(conn) if changes else 0
+            words_generation = self._next_keywords_generation(conn) if texts else 0
+        if changes:
+            self._vectors_changed(generation, changes)
+        if texts:
+            self.keywords.apply(words_generation, texts)
         return removed
 
-    def _delete(self, conn, key: str) -> int:
+    def _delete(self, conn, key: str, changes: dict[int, np.ndarray | None], texts: dict[int, Text | None]) -> int:
         row = conn.execute("SELECT id FROM documents WHERE key=?", (key,)).fetchone()
         if row is None:
             return 0
@@ -233,30 +360,57 @@ class BaseIndex:
         has_vec = self.dimensions is not None
         for cid in ids:
             conn.execute("DELETE FROM chunks_fts WHERE rowid=?", (cid,))
+            texts[cid] = None
             if has_vec:
                 conn.execute("DELETE FROM chunks_vec WHERE rowid=?", (cid,))
+                changes[cid] = None
         conn.execute("DELETE FROM chunks WHERE doc_id=?", (row["id"],))
         conn.execute("DELETE FROM documents WHERE id=?", (row["id"],))
         return 1
 
     # -- search -------------------------------------------------------------------------------
-    def keyword_ids(self, query: str, limit: int) -> list[int]:
-        """Chunk ids by BM25, best first."""
+    def keyword_ids(self, query: str, limit: int, exact: bool = False) -> list[int]:
+        """Chunk ids by BM25, best first: the tantivy sidecar when it is in step with this
+        index.db, else (or when `exact`) FTS5, which scores every passage with any of the words."""
+        if not exact:
+            found = self.keywords.search(query_words(query), limit, self.keywords_generation)
+            if found is not None:
+                return found
         match = fts_query(query)
         if not match:
             return []
-        rows = self.db.query("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?", (match, limit))
+        # bm25() in ORDER BY is the same ranking as `rank`, measured ~1.7× faster over many matches
+        rows = self.db.query(
+            "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY bm25(chunks_fts) LIMIT ?", (match, limit)
+        )
         return [r[0] for r in rows]
 
-    def vector_ids(self, vector: np.ndarray, limit: int) -> list[int]:
-        """Chunk ids by cosine distance, nearest first (vec0 brute force, k-limited)."""
+    def vector_ids(self, vector: np.ndarray, limit: int, exact: bool = False) -> list[int]:
+        """Chunk ids by cosine distance, nearest first: the HNSW sidecar when it is in step with
+        this index.db, else (or when `exact`) the vec0 scan of every vector."""
         if not self.dimensions:
             return []
+        if not exact:
+            sidecar = self.vectors_sidecar()
+            found = sidecar.search(vector, limit, self.generation) if sidecar is not None else None
+            if found is not None:
+                return found
         rows = self.db.query(
             "SELECT rowid FROM chunks_vec WHERE embedding MATCH ? AND k = ? ORDER BY distance",
             (np.asarray(vector, dtype=np.float32).tobytes(), limit),
         )
         return [r[0] for r in rows]
+
+    def kinds(self, chunk_ids: list[int]) -> dict[int, str]:
+        """The document kind of each chunk (that still exists): what re-ranking hooks go by."""
+        if not chunk_ids:
+            return {}
+        marks = ",".join("?" * len(chunk_ids))
+        found = self.db.query(
+            f"SELECT c.id, d.kind FROM chunks c JOIN documents d ON d.id = c.doc_id WHERE c.id IN ({marks})",
+            tuple(chunk_ids),
+        )
+        return {r[0]: r[1] for r in found}
 
     def rows(self, chunk_ids: list[int]) -> dict[int, Row]:
         if not chunk_ids:
