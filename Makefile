@@ -29,6 +29,7 @@ $(VENV)/.test-models: $(BIN)/astra
 
 test: install $(VENV)/.test-models
 	$(BIN)/ruff check .
+	$(BIN)/mypy astralyx
 	$(BIN)/python -m pytest -q
 
 bench: install

@@ -15,7 +15,7 @@ from typing import Any
 try:  # pragma: no cover - which one depends on the machine
     import pysqlite3.dbapi2 as sqlite3
 except ImportError:  # pragma: no cover
-    import sqlite3  # type: ignore[no-redef]
+    import sqlite3
 
 __all__ = ["sqlite3", "connect", "Database"]
 

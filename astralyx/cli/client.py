@@ -31,7 +31,7 @@ class ApiError(Exception):
 def _local_owner(app: Any, workspace: str) -> Any:
     """Mark in-process requests as the data directory's owner, in a workspace."""
 
-    async def wrapped(scope, receive, send):  # type: ignore[no-untyped-def]
+    async def wrapped(scope, receive, send):
         if scope["type"] == "http":
             scope = {**scope, LOCAL_OWNER_SCOPE_KEY: workspace}
         await app(scope, receive, send)

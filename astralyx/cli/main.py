@@ -14,7 +14,7 @@ from .state import State
 class Group(click.Group):
     """Print API errors as one clear line (and exit 1) instead of a traceback."""
 
-    def invoke(self, ctx: click.Context):  # type: ignore[no-untyped-def]
+    def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
         except ApiError as e:

@@ -60,7 +60,7 @@ class LibraryModel:
     aliases: tuple[str, ...] = ()
     default: bool = False
     caveat: str | None = None  # said plainly in the library
-    variant: str | None = None  # e5onnx: "int8" | "fp32"
+    variant: Literal["int8", "fp32"] | None = None  # e5onnx
     # Which vectors it makes: models that make the same vectors share this (a base's embedding
     # identity), so moving a deployment between them does not embed its bases again.
     vectors: str | None = None

@@ -36,7 +36,7 @@ def public_key(state: State) -> None:
 @receipts.command("verify")
 @click.argument("file", type=click.File("r"))
 @pass_state
-def verify(state: State, file) -> None:  # type: ignore[no-untyped-def]
+def verify(state: State, file) -> None:
     """Check a receipt (JSON, as GET /v1/eos/receipts/<id> gives it): valid, or exactly why not."""
     try:
         document = json.load(file)

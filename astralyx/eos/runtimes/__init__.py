@@ -27,6 +27,7 @@ import numpy as np
 from ...auth.actor import Actor
 from ...auth.roles import DEPLOYMENTS_CALL, DEPLOYMENTS_READ
 from ...errors import Invalid, NotFound, Unavailable
+from ..deployments import UpstreamRuntime
 from .base import ChatModel, Embedder
 
 if TYPE_CHECKING:
@@ -230,6 +231,7 @@ class Runtimes:
         from .upstream import Upstream
 
         runtime = dep.spec.runtime
+        assert isinstance(runtime, UpstreamRuntime), "only an upstream deployment has an upstream"
         model = self.models.resolve(dep.spec.model)
         upstream_model = runtime.model or (model.upstream_name if model and model.upstream_name else dep.spec.model)
         return Upstream(dep.name, runtime.url, upstream_model, runtime.api_key_env, runtime.timeout)

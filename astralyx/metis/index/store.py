@@ -212,7 +212,7 @@ class BaseIndex:
             return self._vectors
 
     def _vector_count(self) -> int:
-        return self.db.one("SELECT count(*) AS n FROM chunks_vec")["n"]
+        return int(self.db.scalar("SELECT count(*) FROM chunks_vec"))
 
     def _vector_snapshot(self) -> tuple[int, np.ndarray, np.ndarray]:
         """Every vector with the generation it belongs to, read in one transaction."""
@@ -297,8 +297,8 @@ class BaseIndex:
         return {r["key"]: r["hash"] for r in self.db.query("SELECT key, hash FROM documents")}
 
     def count(self) -> tuple[int, int]:
-        docs = self.db.one("SELECT count(*) AS n FROM documents")["n"]
-        chunks = self.db.one("SELECT count(*) AS n FROM chunks")["n"]
+        docs = int(self.db.scalar("SELECT count(*) FROM documents"))
+        chunks = int(self.db.scalar("SELECT count(*) FROM chunks"))
         return docs, chunks
 
     def write(self, entries: Iterable[Entry]) -> None:

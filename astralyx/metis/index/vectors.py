@@ -18,6 +18,7 @@ import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -49,7 +50,7 @@ class VectorSidecar:
         self.snapshot = snapshot
         self.count = count  # vectors in index.db now (a small base is rebuilt at once)
         self.generation: int | None = None  # the index.db generation the graph reflects (None: not usable)
-        self._index = None
+        self._index: Any = None  # usearch.index.Index once loaded or built
         self._lock = threading.RLock()
         self._building: threading.Thread | None = None
         self._pending: list[tuple[int, dict[int, np.ndarray | None]]] = []  # changes seen while building

@@ -232,7 +232,7 @@ def _has_seed_phrase(text: str) -> bool:
             if len(run) >= 12:
                 for size in _SEED_LENGTHS:
                     for start in range(len(run) - size + 1):
-                        if mnemonic.check(" ".join(run[start:start + size])):  # type: ignore[attr-defined]
+                        if mnemonic.check(" ".join(run[start:start + size])):
                             return True
             run = []
     return False
