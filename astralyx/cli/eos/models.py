@@ -178,10 +178,13 @@ def deploy(
 @eos.command("undeploy")
 @click.argument("name")
 @click.option("--yes", "-y", is_flag=True, help="Do not ask.")
+@json_option
 @pass_state
-def undeploy(state: State, name: str, yes: bool) -> None:
+def undeploy(state: State, name: str, yes: bool, as_json: bool) -> None:
     """Delete a deployment (bases that name it can no longer embed or extract with it)."""
     if not yes:
         click.confirm(f"Delete deployment {name}?", abort=True)
-    state.client.delete(f"/eos/deployments/{quoted(name)}")
+    data = state.client.delete(f"/eos/deployments/{quoted(name)}")
+    if as_json:
+        return print_json(data)
     click.echo(f"deleted {name}")

@@ -8,7 +8,7 @@ import sys
 import click
 
 from ...util import quoted
-from ..output import print_json
+from ..output import json_option, print_json
 from ..state import State, pass_state
 from . import eos
 
@@ -35,15 +35,22 @@ def public_key(state: State) -> None:
 
 @receipts.command("verify")
 @click.argument("file", type=click.File("r"))
+@json_option
 @pass_state
-def verify(state: State, file) -> None:
-    """Check a receipt (JSON, as GET /v1/eos/receipts/<id> gives it): valid, or exactly why not."""
+def verify(state: State, file, as_json: bool) -> None:
+    """Check a receipt (JSON, as GET /v1/eos/receipts/<id> gives it): valid, or exactly why not (exit 1)."""
     try:
         document = json.load(file)
     except ValueError as e:
-        click.secho(f"invalid: {file.name} is not JSON ({e})", fg="red")
+        if as_json:
+            print_json({"valid": False, "reason": f"{file.name} is not JSON ({e})"})
+        else:
+            click.secho(f"invalid: {file.name} is not JSON ({e})", fg="red")
         sys.exit(1)
     verdict = state.client.post("/eos/receipts/verify", json=document)
+    if as_json:
+        print_json(verdict)
+        sys.exit(0 if verdict["valid"] else 1)
     if verdict["valid"]:
         record = document.get("receipt", {})
         click.secho(f"valid: {record.get('id')} signed by {verdict.get('key_id')}", fg="green")
