@@ -235,11 +235,12 @@ class Memory:
             try:
                 fact = raw if isinstance(raw, FactIn) else FactIn.model_validate(raw)
             except ValidationError as e:
-                raise Invalid(validation_message(f"facts[{i}]", e), code="INVALID_FACT") from None
+                raise Invalid(validation_message("fact" if len(facts) == 1 else f"facts[{i}]", e),
+                              code="INVALID_FACT") from None
             incoming.append(fact)
         # Secrets first, for the whole batch: nothing of any of them is written.
         for i, fact in enumerate(incoming):
-            refuse_secret(fact.subject, fact.attribute, fact.fact, fact.source, where=f"facts[{i}]")
+            refuse_secret(fact.subject, fact.attribute, fact.fact, fact.source, where="The fact" if len(incoming) == 1 else f"facts[{i}]")
         return incoming
 
     def _plan(self, store: MemoryStore, incoming: builtins.list[FactIn]) -> Plan:

@@ -76,3 +76,12 @@ def test_a_fact_said_again_is_recorded_and_shown(astra, kept):
     assert "known already (1 said again on another date: recorded)" in out, out
     out = astra("metis", "memory", "team").output
     assert "Bruno lives in Recife.  (2026-10-01 08:30, said again 2026-11-20, by hand)" in out
+
+
+def test_one_fact_by_hand_is_called_the_fact(astra, kept):
+    secret = astra("metis", "remember", "team", "--subject", "Ana", "--attribute", "wifi password",
+                   "--fact", "It is sunflower42.", ok=False)
+    assert secret.exit_code == 1 and "The fact looks like a password (in its fact)" in secret.output
+    assert "facts[0]" not in secret.output and "sunflower42" not in secret.output
+    bad = astra("metis", "remember", "team", "--subject", "Ana", "--attribute", "role", "--fact", "x" * 5000, ok=False)
+    assert bad.exit_code == 1 and "The fact is not valid" in bad.output and "facts[0]" not in bad.output
