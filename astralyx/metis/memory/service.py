@@ -240,7 +240,8 @@ class Memory:
             incoming.append(fact)
         # Secrets first, for the whole batch: nothing of any of them is written.
         for i, fact in enumerate(incoming):
-            refuse_secret(fact.subject, fact.attribute, fact.fact, fact.source, where="The fact" if len(incoming) == 1 else f"facts[{i}]")
+            where = "The fact" if len(incoming) == 1 else f"facts[{i}]"
+            refuse_secret(fact.subject, fact.attribute, fact.fact, fact.source, where=where)
         return incoming
 
     def _plan(self, store: MemoryStore, incoming: builtins.list[FactIn]) -> Plan:
