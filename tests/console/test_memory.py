@@ -163,3 +163,16 @@ def test_a_fact_said_again_shows_its_sayings_and_a_fact_in_between_splits_it(sig
     page.get_by_role("button", name="Forget this fact").click()
     expect(page.get_by_role("status")).to_contain_text("“Ana works at Acme.”, said before and after it, is one fact again")
     expect(ana).to_contain_text("employer: Ana works at Acme. (2024-03-01, by hand, said again 2024-03-20)")
+
+
+def test_counts_read_as_english_and_the_search_box_suggests_no_answer(signed_in, live_server):
+    page, core = signed_in, live_server.core
+    from astralyx.metis.bases import parse_request
+
+    core.bases.create(OWNER, parse_request({"metadata": {"name": "team"}, "spec": {"kind": "memory"}}))
+    core.memory.keep(OWNER, "team", [{"subject": "Ana", "attribute": "role", "fact": "Ana leads the data team."}])
+    page.goto("/metis/memory/team")
+    expect(page.get_by_text("1 fact holds now")).to_be_visible()
+    expect(page.get_by_label("Search this memory")).to_have_attribute("placeholder", "A name, or a question")
+    page.goto("/eos/models")
+    expect(page.get_by_text(re.compile("needs needs"))).to_have_count(0)
