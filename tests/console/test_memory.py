@@ -173,6 +173,6 @@ def test_counts_read_as_english_and_the_search_box_suggests_no_answer(signed_in,
     core.memory.keep(OWNER, "team", [{"subject": "Ana", "attribute": "role", "fact": "Ana leads the data team."}])
     page.goto("/metis/memory/team")
     expect(page.get_by_text("1 fact holds now")).to_be_visible()
-    expect(page.get_by_label("Search this memory")).to_have_attribute("placeholder", "A name, or a question")
+    expect(page.get_by_role("searchbox", name="Search this memory")).to_have_attribute("placeholder", "A name, or a question")
     page.goto("/eos/models")
     expect(page.get_by_text(re.compile("needs needs"))).to_have_count(0)
