@@ -21,6 +21,8 @@ def test_create_a_base_write_a_note_and_delete_it_with_confirmation(signed_in, l
     expect(embedding.locator("option", has_text="bge-m3")).to_have_count(1)
     expect(embedding.locator("option", has_text="qwen3-4b")).to_have_count(0)
     expect(page.get_by_label("Extractor (memory)").locator("option")).to_have_text(["none", "qwen3-4b"])
+    # The workspace's own embedding deployment comes first, whatever the alphabet says (bge-m3 < e5-small).
+    expect(embedding).to_have_value("e5-small")
 
     page.get_by_label("Name").fill("handbook")
     embedding.select_option("")
@@ -122,3 +124,17 @@ def test_a_base_from_a_folder_syncs_from_its_page(signed_in, tmp_path):
     (folder / "leave.md").unlink()
     page.get_by_role("button", name="Sync the folder now").click()
     expect(page.get_by_role("status")).to_contain_text("0 added, 0 changed, 1 removed")
+
+
+def test_code_in_search_results_keeps_its_lines(signed_in, live_server):
+    page, core = signed_in, live_server.core
+    from astralyx.auth.actor import Actor
+    from astralyx.metis.bases import parse_request
+
+    owner = Actor.local_owner("default")
+    core.bases.create(owner, parse_request({"metadata": {"name": "rust"}}))
+    core.notes.write(owner, "rust", "notes", "hello.md", "# Hello\n\n```rust\nfn main() {\n    println!(\"hi\");\n}\n```\n")
+    page.goto("/metis/knowledge-bases/rust?q=println")
+    text = page.locator(".passage-text").first
+    expect(text).to_contain_text("fn main()")
+    assert "fn main() {\n" in text.inner_text()
