@@ -48,3 +48,9 @@ def test_a_familys_sizes_and_quantisations(core):
     assert missing.value.code == "UNKNOWN_MODEL" and "0.6B Q8_0" in missing.value.message
     with pytest.raises(AstralyxError):
         core.models.family(OWNER, "nope")
+
+
+def test_a_model_whose_file_is_not_here_says_how_to_add_it(astra):
+    out = astra("eos", "deploy", "qwen3-8b-q8-0", "--name", "big").output
+    assert "its file is not on this machine: `astra eos add qwen3-8b-q8-0` fetches it" in out
+    assert "--file PATH.gguf" in out

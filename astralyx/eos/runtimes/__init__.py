@@ -242,12 +242,17 @@ class Runtimes:
                     "{\"type\": \"upstream\", \"url\": ...} (e.g. Ollama)")
         if model.kind != dep.spec.kind:
             return f"{model.name} is an {model.kind} model, the deployment is {dep.spec.kind}"
+        # Both things it may lack, said together: a person fixes them in one go.
+        problems = []
         missing = self.models.engine_missing(model)
         if missing:
-            return f"{model.name} {missing}"
+            problems.append(missing)
         if not self.models.present(model):
-            return f"{model.name} is not on this machine: `astra eos add {model.name}` first"
-        return None
+            how = (f"`astra eos add {model.name}` fetches it" if model.source == "hub" else f"`astra eos add {model.name}`")
+            if model.engine == "llama":
+                how += f", or `astra eos add {model.name} --file PATH.gguf` takes a file you have"
+            problems.append(f"its file is not on this machine: {how}")
+        return f"{model.name} " + "; and ".join(problems) if problems else None
 
     def _load(self, dep: Deployment) -> Any:
         if dep.spec.runtime.type == "upstream":
