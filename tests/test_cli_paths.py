@@ -106,3 +106,15 @@ def test_the_server_decodes_encoded_dots_and_slashes_as_path_characters(core):
         assert http.delete("/metis/knowledge-bases/%2E%2E").json()["error"]["code"] == "BASE_NOT_FOUND"
         assert http.get("/metis/knowledge-bases/handbook/notes/plans/offsite.md").json()["content"] == "Porto."
         http.close()
+
+
+def test_astralyx_api_without_v1_is_the_same_server(core, monkeypatch, tmp_path):
+    """`astra serve` prints the console's address; given as ASTRALYX_API, the CLI finds the API under /v1."""
+    runner = CliRunner()
+    with served(core) as api:
+        monkeypatch.setenv("ASTRALYX_API", api.removesuffix("/v1").rstrip("/"))
+        monkeypatch.setenv("ASTRALYX_TOKEN", ADMIN_TOKEN)
+        monkeypatch.setenv("ASTRALYX_HOME", str(tmp_path / "unused"))
+        result = runner.invoke(cli, ["metis", "create", "handbook"], catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+        assert core.bases.find("default", "handbook") is not None
