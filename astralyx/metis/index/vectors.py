@@ -180,9 +180,7 @@ class VectorSidecar:
         ):
             return False
         try:
-            from usearch.index import Index
-
-            index = Index.restore(str(self.path))
+            index = _usearch().restore(str(self.path))
             if index is None or index.ndim != self.dimensions or len(index) != head.get("count"):
                 raise ValueError("not the graph its header describes")
         except Exception as e:  # a damaged file is rebuilt
@@ -283,8 +281,25 @@ class VectorSidecar:
             self._index, self.generation = None, None
 
 
-def _new_index(dimensions: int):
+def _usearch() -> Any:
+    """usearch's Index class, imported after onnxruntime.
+
+    Importing onnxruntime after usearch kills the process (a segmentation fault, seen with usearch 2.x
+    and onnxruntime 1.2x on this CPU: their bundled native libraries clash when usearch's load first);
+    the other way round both work. The embedded embedders import onnxruntime on first use, which may come
+    after a base's sidecar is loaded, so onnxruntime is loaded here first when it is installed.
+    """
+    try:
+        import onnxruntime  # noqa: F401
+    except ImportError:  # pragma: no cover - installed with the default embedder
+        pass
     from usearch.index import Index
+
+    return Index
+
+
+def _new_index(dimensions: int):
+    Index = _usearch()
 
     return Index(
         ndim=dimensions, metric="cos", dtype="f32", connectivity=CONNECTIVITY,
