@@ -16,7 +16,7 @@ import json
 import re
 import threading
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -181,9 +181,25 @@ class BaseIndex:
             conn.execute("COMMIT")
         return generation, [(r[0], (r[1], " ".join(json.loads(r[2])), r[3])) for r in rows]
 
-    def _next_keywords_generation(self, conn) -> int:
-        conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key='keywords_generation'")
-        return int(conn.execute("SELECT value FROM meta WHERE key='keywords_generation'").fetchone()[0])
+    @staticmethod
+    def _bump(conn, key: str) -> int:
+        """The next generation of a sidecar (`vectors_generation`, `keywords_generation`), in the write's transaction."""
+        conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key=?", (key,))
+        return int(conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()[0])
+
+    def _changed(self, conn, changes: dict[int, np.ndarray | None], texts: dict[int, Text | None]) -> Callable[[], None]:
+        """Within a write's transaction, the sidecars' next generations; returns what hands the change to
+        them, to call once the transaction has committed."""
+        generation = self._bump(conn, "vectors_generation") if changes else 0
+        words_generation = self._bump(conn, "keywords_generation") if texts else 0
+
+        def publish() -> None:
+            if changes:
+                self._vectors_changed(generation, changes)
+            if texts:
+                self.keywords.apply(words_generation, texts)
+
+        return publish
 
     # -- the vector sidecar -------------------------------------------------------------------
     @property
@@ -228,10 +244,6 @@ class BaseIndex:
         vectors = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dims)
         return generation, ids, vectors
 
-    def _next_generation(self, conn) -> int:
-        conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key='vectors_generation'")
-        return int(conn.execute("SELECT value FROM meta WHERE key='vectors_generation'").fetchone()[0])
-
     def _vectors_changed(self, generation: int, changes: dict[int, np.ndarray | None]) -> None:
         sidecar = self.vectors_sidecar()
         if sidecar is not None:
@@ -269,7 +281,7 @@ class BaseIndex:
             conn.execute("UPDATE documents SET hash=''")  # so the next sync embeds each again
             self.set_meta("embedding", identity)
             self.set_meta("dimensions", str(dimensions) if dimensions else None)
-            generation = self._next_generation(conn)
+            generation = self._bump(conn, "vectors_generation")
         sidecar = self.vectors_sidecar()
         if sidecar is not None:
             sidecar.reset(generation, dimensions)
@@ -330,12 +342,8 @@ class BaseIndex:
                         vector = np.asarray(e.vectors[i], dtype=np.float32)
                         conn.execute("INSERT INTO chunks_vec(rowid, embedding) VALUES (?,?)", (rowid, vector.tobytes()))
                         changes[rowid] = vector
-            generation = self._next_generation(conn) if changes else 0
-            words_generation = self._next_keywords_generation(conn) if texts else 0
-        if changes:
-            self._vectors_changed(generation, changes)
-        if texts:
-            self.keywords.apply(words_generation, texts)
+            publish = self._changed(conn, changes, texts)
+        publish()
 
     def remove(self, keys: Iterable[str]) -> int:
         removed = 0
@@ -344,12 +352,8 @@ class BaseIndex:
         with self.db.transaction() as conn:
             for key in keys:
                 removed += self._delete(conn, key, changes, texts)
-            generation = self._next_generation(conn) if changes else 0
-            words_generation = self._next_keywords_generation(conn) if texts else 0
-        if changes:
-            self._vectors_changed(generation, changes)
-        if texts:
-            self.keywords.apply(words_generation, texts)
+            publish = self._changed(conn, changes, texts)
+        publish()
         return removed
 
     def _delete(self, conn, key: str, changes: dict[int, np.ndarray | None], texts: dict[int, Text | None]) -> int:
