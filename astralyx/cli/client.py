@@ -42,6 +42,10 @@ def _local_owner(app: Any, workspace: str) -> Any:
 LOCAL_API = "http://astralyx.local/v1"  # the in-process app's address: a name, never a network
 
 
+def _unreachable(e: httpx.TransportError) -> ApiError:
+    return ApiError(0, "UNREACHABLE", f"Cannot reach the Astralyx API ({e}): is `astra serve` running?")
+
+
 class InProcess:
     """httpx over the app in this process (httpx.ASGITransport), driven from the CLI's synchronous code
     through an anyio portal: a thread with an event loop, started on the first request."""
@@ -138,7 +142,7 @@ class Client:
         try:
             return self.http.request(method, self._path(path), **kwargs)
         except httpx.TransportError as e:
-            raise ApiError(0, "UNREACHABLE", f"Cannot reach the Astralyx API ({e}): is `astra serve` running?") from None
+            raise _unreachable(e) from None
 
     def request(self, method: str, path: str, **kwargs: Any) -> Any:
         return self._answer(self._send(method, path, **kwargs))
@@ -154,7 +158,7 @@ class Client:
                     if line.strip():
                         yield json.loads(line)
         except httpx.TransportError as e:
-            raise ApiError(0, "UNREACHABLE", f"Cannot reach the Astralyx API ({e}): is `astra serve` running?") from None
+            raise _unreachable(e) from None
 
     @staticmethod
     def _answer(response: httpx.Response) -> Any:

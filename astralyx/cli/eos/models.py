@@ -155,7 +155,9 @@ def deploy(
             runtime["api_key_env"] = api_key_env
         if timeout:
             runtime["timeout"] = timeout
-    name = name or model_name.replace(":", "-").replace(".", "-").lower()
+    from ...eos.deploy import default_name  # here, not at import: `astra --help` stays light
+
+    name = name or default_name(model_name)
     spec: dict = {"model": model_name, "kind": kind, "runtime": runtime,
                   "resources": {"cpu": cpu, "min": min_, "max": max_}}
     try:  # the spec is taken whole: keep the tools and sharing a deployment already has
