@@ -53,12 +53,6 @@ class Resources(BaseModel):
     min: int = Field(default=1, ge=0, description="Fewest replicas; 0 scales to zero when idle")
     max: int = Field(default=1, ge=1, description="Most replicas")
 
-    @property
-    def scales_to_zero(self) -> bool:
-        """Unloaded after an idle time; woken by the next call through the API, not by the workspace's own
-        network (a memory's extractor, a base's embedding)."""
-        return self.min == 0
-
 
 class DeploymentSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -72,6 +66,12 @@ class DeploymentSpec(BaseModel):
         description="Workspaces whose keys may call it, as \"model\": \"<this workspace>/<name>\"; its tools then "
         "search and save to this workspace's bases",
     )
+
+    @property
+    def scales_to_zero(self) -> bool:
+        """Unloaded after an idle time; woken by the next call through the API, not by the workspace's own
+        network (a memory's extractor, a base's embedding). An upstream runs on its own server: never."""
+        return self.resources.min == 0 and self.runtime.type == "embedded"
 
 
 class Deployment(BaseModel):

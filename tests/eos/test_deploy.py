@@ -14,7 +14,7 @@ OWNER = Actor.local_owner("default")
 def test_deploy_names_checks_and_refuses_or_replaces(core):
     dep = deploy(OWNER, core.deployments, core.models, DeployRequest(model="qwen3:4b", min=0))
     assert (dep.name, dep.spec.model, dep.spec.kind) == ("qwen3-4b-q4-k-m", "qwen3-4b-q4-k-m", "chat")
-    assert dep.spec.resources.scales_to_zero and dep.spec.runtime.type == "embedded"
+    assert dep.spec.scales_to_zero and dep.spec.resources.min == 0 and dep.spec.runtime.type == "embedded"
 
     with pytest.raises(AstralyxError) as refused:
         deploy(OWNER, core.deployments, core.models, DeployRequest(model="qwen3:4b"))

@@ -70,7 +70,7 @@ class Runtimes:
         if runtime.type == "upstream":
             return self._upstream(dep).health()
         cached = self._cache.get((workspace, deployment))
-        zero = dep.spec.resources.scales_to_zero
+        zero = dep.spec.scales_to_zero
         if cached is not None and cached[0] == self._key(dep):
             idle = f" (scales to zero after {self.scale_to_zero_after:g} s idle)" if zero else ""
             return {"ok": True, "detail": "loaded in process" + idle}
@@ -177,7 +177,7 @@ class Runtimes:
                 code="WRONG_DEPLOYMENT_KIND",
             )
         key, spec_key = (workspace, deployment), self._key(dep)
-        zero = dep.spec.resources.scales_to_zero and dep.spec.runtime.type == "embedded"
+        zero = dep.spec.scales_to_zero
         cached = self._cache.get(key)
         if cached is not None and cached[0] == spec_key:
             if zero:
