@@ -27,6 +27,7 @@ from .metis.notes import Notes
 from .metis.saves import Saves
 from .metis.search import Search
 from .metis.sync import Documents
+from .metis.writer import Writer
 from .sqlite import Database
 from .util import atomic_write, remove_orphan_temps
 
@@ -34,10 +35,12 @@ log = logging.getLogger("astralyx")
 
 
 class Astralyx:
+    """Building one opens the data directory (its database and services, every hook attached here);
+    `start()` makes it ready to serve (the app's lifespan calls it, and so does every CLI command)."""
+
     def __init__(self, settings: Settings | None = None) -> None:
         self.settings = settings or Settings.load()
         self.home: Path = self.settings.home
-        fresh = not (self.home / "astralyx.db").exists()
         self.home.mkdir(parents=True, exist_ok=True)
         os.chmod(self.home, 0o700)
         self.db = Database(self.home / "astralyx.db")
@@ -45,34 +48,49 @@ class Astralyx:
         self.keys = Keys(self.db)
         self.models = Models(self.home)
         self.deployments = Deployments(self.db, self.models, self.workspaces)
-        # Deployments made real: one loaded embedder / chat model per deployment.
+        # Deployments made real: one loaded embedder / chat model per deployment, dropped when it changes.
         self.runtimes = Runtimes(self.deployments, self.models, scale_to_zero_after=self.settings.scale_to_zero_after)
+        self.deployments.listeners.append(self.runtimes.drop)
         self.bases = KnowledgeBases(self.db, self.home, self.deployments)
-        self.notes = Notes(self.bases)
-        # Search: the per-base index follows notes as they change; documents come from sources and uploads.
+        # Every file of a base is written through one writer; the index hears of each change from it.
+        self.writer = Writer()
+        self.notes = Notes(self.bases, self.writer)
         self.index = Index(self.bases, self.runtimes)
-        self.notes.listeners.append(self.index.on_note)
+        self.writer.subscribers.append(self.index.on_change)
+        self.bases.on_delete.append(self.index.close)
         self.search = Search(self.bases, self.index)
-        self.documents = Documents(self.bases, self.index)
-        self.memory = Memory(self.bases, self.notes)
-        # Facts are passages of their memory (current first); a change a crash interrupted is finished now.
+        self.documents = Documents(self.bases, self.index, self.writer)
+        self.memory = Memory(self.bases, self.writer)
+        # Facts are passages of their memory (current first).
         install_memory_search(self.index, self.search)
-        self.memory.repair_interrupted()
-        # Remember a conversation: the base's extractor proposes facts (reads runtimes and memory when called).
-        self.extractor = Extractor(self)
+        # Remember a conversation: the base's extractor proposes facts, the memory says what each would become.
+        self.extractor = Extractor(self.bases, self.memory, self.runtimes, self.deployments, self.models)
         # Built-in tools of chat deployments (checked when a deployment is put), model saves, receipts, the gateway.
         self.deployments.validators.append(tool_specs.spec_validator(self.bases.find))
         self.saves = Saves(self.db, self.bases, self.notes, draft_days=self.settings.draft_expiry_days)
+        self.bases.on_delete.append(self.saves.forget_base)
         self.receipts = Receipts(self.db, self.home)
-        self.gateway = Gateway(self)
+        self.gateway = Gateway(self.db, self.deployments, self.runtimes, self.bases, self.search, self.saves,
+                               self.receipts, edge=self.settings.edge)
+        # Every new workspace gets an embedding deployment (the instance's own, at start, too).
+        self.workspaces.on_create.append(self._default_deployments)
         # Set once, when this data directory was created without ASTRALYX_TOKEN: shown once.
         self.new_admin_key: str | None = None
-        self.workspaces.on_create.append(self._default_deployments)
-        if fresh or not self.workspaces.exists(INSTANCE_WORKSPACE):
-            self._bootstrap()
+        self._started = False
+
+    def start(self) -> Astralyx:
+        """Ready to serve: a new data directory gets its workspace and admin key; a change a crash interrupted
+        is finished; deleted bases' trash, expired drafts and temp files of interrupted writes are cleared.
+        Once per instance (again after close). The start-up sync of every base is `sync_all`, run by `astra serve`."""
+        if self._started:
+            return self
+        self._bootstrap()
+        self.memory.repair_interrupted()
         self.bases.purge_trash()
         self.saves.purge_expired_drafts()
         self._remove_orphan_temps()
+        self._started = True
+        return self
 
     def _bootstrap(self) -> None:
         """A new data directory gets workspace `default` and an admin key."""
@@ -105,5 +123,7 @@ class Astralyx:
         return self.documents.sync_all()
 
     def close(self) -> None:
+        """Close the open files (index files, database connections); what runs again after it reopens them."""
         self.index.close_all()
         self.db.close()
+        self._started = False

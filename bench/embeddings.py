@@ -91,7 +91,7 @@ def worker(model: str, home: str) -> None:
     from astralyx.core import Astralyx
     from astralyx.eos.deployments import DeploymentSpec
 
-    core = Astralyx(Settings.load(home))
+    core = Astralyx(Settings.load(home)).start()
     core.deployments.put(None, "default", "bench", DeploymentSpec(model=model, kind="embedding"))
     start = time.perf_counter()
     embedder = core.runtimes.embedder("default", "bench")
@@ -155,7 +155,7 @@ def measure_all(models: list[str], texts: list[str], rounds: int, n_queries: int
 
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp) / "home"
-        core = Astralyx(Settings.load(home))
+        core = Astralyx(Settings.load(home)).start()
         builds = {}
         for model in models:  # the one-time graph builds, timed apart from the loads
             m = core.models.get(model)

@@ -117,7 +117,7 @@ def run(args: argparse.Namespace) -> dict:
     sessions = locomo_sessions(args.sessions)
     home = Path(tempfile.mkdtemp(prefix="astralyx-bench-"))
     os.environ["ASTRALYX_TOKEN"] = token = "bench"
-    core = Astralyx(Settings.load(home, sync_on_start=False))
+    core = Astralyx(Settings.load(home, sync_on_start=False)).start()
     client = TestClient(create_app(core), headers={"Authorization": f"Bearer {token}"})
     if args.url:
         spec = {"model": args.model, "kind": "chat", "runtime": {"type": "upstream", "url": args.url, "timeout": 1800}}

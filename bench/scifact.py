@@ -114,7 +114,7 @@ def compare(args, corpus, queries, qrels) -> None:
         src.mkdir()
         for doc in corpus:
             (src / f"{doc['_id']}.md").write_text(f"# {doc['title']}\n\n{doc['text']}\n")
-        core = Astralyx(Settings.load(home))
+        core = Astralyx(Settings.load(home)).start()
         actor = Actor.local_owner("default")
         caches: dict[str, QueryCache] = {}
         for i, name in enumerate(names):
@@ -186,7 +186,7 @@ def main() -> None:
         src.mkdir()
         for doc in corpus:
             (src / f"{doc['_id']}.md").write_text(f"# {doc['title']}\n\n{doc['text']}\n")
-        core = Astralyx(Settings.load(home))
+        core = Astralyx(Settings.load(home)).start()
         actor = Actor.local_owner("default")
         spec: dict = {"sources": [{"folder": str(src)}]}
         modes = ("keywords",) if args.keywords_only else MODES

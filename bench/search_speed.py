@@ -146,7 +146,7 @@ def ours(tmp: Path, texts: list[str], embedder: Embedder, name: str) -> tuple[As
     src.mkdir()
     for i in range(0, len(texts), PER_FILE):
         (src / f"f{i // PER_FILE:06}.md").write_text("\n\n".join(texts[i : i + PER_FILE]) + "\n")
-    core = Astralyx(Settings.load(tmp / f"home-{name}"))
+    core = Astralyx(Settings.load(tmp / f"home-{name}")).start()
     actor = Actor.local_owner("default")
     spec = {"sources": [{"folder": str(src)}], "embedding": {"deployment": "e5-small"}}
     core.bases.create(actor, parse_request({"metadata": {"name": "speed"}, "spec": spec}))
@@ -229,7 +229,7 @@ def indexing_only(args) -> None:
     texts = passages(args.data, args.model_passages, seed=11)
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
-        core = Astralyx(Settings.load(tmp / "home-model"))
+        core = Astralyx(Settings.load(tmp / "home-model")).start()
         model = core.runtimes.embedder("default", "e5-small")
         model.embed_passages(["warm up"])
         model_s = ours_s = float("inf")

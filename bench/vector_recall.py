@@ -62,7 +62,7 @@ def through_the_product(corpus, queries, qrels, embedder: Cached) -> dict[str, f
         src.mkdir()
         for doc in corpus:
             (src / f"{doc['_id']}.md").write_text(f"# {doc['title']}\n\n{doc['text']}\n")
-        core = Astralyx(Settings.load(Path(tmp) / "home"))
+        core = Astralyx(Settings.load(Path(tmp) / "home")).start()
         core.deployments.put(None, "default", "bench-embed", DeploymentSpec(model="all-minilm-l6-v2", kind="embedding"))
         core.index.embedder_for = lambda base: embedder
         actor = Actor.local_owner("default")
@@ -109,7 +109,7 @@ def main() -> None:
         passages, asked = saved["passages"], saved["queries"]
     else:
         with tempfile.TemporaryDirectory() as tmp:
-            core = Astralyx(Settings.load(Path(tmp) / "home"))
+            core = Astralyx(Settings.load(Path(tmp) / "home")).start()
             core.deployments.put(None, "default", "bench-embed", DeploymentSpec(model=args.model, kind="embedding"))
             model = core.runtimes.embedder("default", "bench-embed")
             start = time.perf_counter()

@@ -49,7 +49,7 @@ def home(tmp_path, monkeypatch, e5_graphs):
 
 @pytest.fixture
 def core(home) -> Iterator[Astralyx]:
-    instance = Astralyx(Settings.load(home))
+    instance = Astralyx(Settings.load(home)).start()
     yield instance
     instance.close()
 

@@ -121,13 +121,13 @@ def test_bootstrap_without_token_writes_admin_key_0600(tmp_path, monkeypatch):
     from astralyx.core import Astralyx
 
     monkeypatch.delenv("ASTRALYX_TOKEN", raising=False)
-    core = Astralyx(Settings.load(tmp_path / "h"))
+    core = Astralyx(Settings.load(tmp_path / "h")).start()
     key_file = tmp_path / "h" / "admin.key"
     assert core.new_admin_key and key_file.read_text().strip() == core.new_admin_key
     assert key_file.stat().st_mode & 0o777 == 0o600
     assert core.keys.authenticate(core.new_admin_key).role == "admin"
     # A second start creates nothing new.
-    again = Astralyx(Settings.load(tmp_path / "h"))
+    again = Astralyx(Settings.load(tmp_path / "h")).start()
     assert again.new_admin_key is None and again.keys.count() == 1
 
 

@@ -29,7 +29,7 @@ def aged(path: Path, age: float = TEMP_GRACE_SECONDS + 60) -> Path:
 
 
 def start(home: Path) -> None:
-    Astralyx(Settings.load(home)).close()
+    Astralyx(Settings.load(home)).start().close()
 
 
 def test_a_write_killed_before_its_rename_leaves_a_temp_that_the_next_start_removes(client, core, home):
@@ -41,7 +41,7 @@ def test_a_write_killed_before_its_rename_leaves_a_temp_that_the_next_start_remo
         from astralyx.config import Settings
         from astralyx.core import Astralyx
         from astralyx.auth.actor import Actor
-        core = Astralyx(Settings.load({str(home)!r}))
+        core = Astralyx(Settings.load({str(home)!r})).start()
         os.replace = lambda src, dst: os._exit(9)
         core.notes.write(Actor.of("default", "admin"), "handbook", "notes", "plans/offsite.md", "Porto.")
     """)
@@ -80,7 +80,7 @@ def test_only_our_old_temp_files_in_base_folders_go(client, core, home):
     aged(link)
     core.close()
 
-    again = Astralyx(Settings.load(home))
+    again = Astralyx(Settings.load(home)).start()
     try:
         assert [f for f in orphans if f.exists()] == []
         assert live.exists() and all(f.exists() for f in kept)

@@ -111,6 +111,7 @@ class Client:
     def in_process(cls, core: Any, workspace: str) -> Client:
         from ..server import create_app
 
+        core.start()  # httpx.ASGITransport runs no lifespan (a no-op when started already)
         return cls(InProcess(_local_owner(create_app(core), workspace)), local=core)
 
     @classmethod
@@ -121,7 +122,7 @@ class Client:
         from ..config import Settings
         from ..core import Astralyx
 
-        core = Astralyx(Settings.load(home))
+        core = Astralyx(Settings.load(home)).start()  # before in_process: a new admin key is shown first
         if core.new_admin_key:
             import click
 

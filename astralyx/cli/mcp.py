@@ -35,7 +35,7 @@ def mcp(state: State, bases: tuple[str, ...], mcp_home: str | None, mcp_workspac
     from ..core import Astralyx
     from ..mcp.stdio import serve
 
-    core = Astralyx(Settings.load(mcp_home or state.home))
+    core = Astralyx(Settings.load(mcp_home or state.home)).start()
     if core.new_admin_key:
         click.echo(f"Created {core.home} with workspace 'default' and an admin key (shown once, also in "
                    f"{core.home / 'admin.key'}):\n  {core.new_admin_key}", err=True)

@@ -22,7 +22,7 @@ def serve(state: State, host: str, port: int, serve_home: str | None, edge: bool
     from ..server import create_app
 
     settings = Settings.load(serve_home or state.home, edge=edge or None)
-    core = Astralyx(settings)
+    core = Astralyx(settings).start()  # now, to show a new admin key; the app's lifespan finds it started
     if core.new_admin_key:
         click.echo(
             f"Created {core.home} with workspace 'default' and an admin key (shown once; "

@@ -11,6 +11,7 @@ from starlette.routing import Route
 from ..auth.roles import DEPLOYMENTS_CALL
 from ..errors import AstralyxError, NotFound
 from ..metis.bases import parse_request
+from ..metis.writer import holds_facts
 from ..util import quoted
 from .web import Ctx, page
 
@@ -80,8 +81,7 @@ async def show_base(ctx: Ctx) -> Response:
     name = ctx.request.path_params["name"]
     base = await ctx.call(ctx.core.bases.get, ctx.actor, name)
     notes = await ctx.call(ctx.core.notes.list_in, base, "notes")
-    if base.kind == "memory":
-        notes = [n for n in notes if not n.path.startswith("memory/")]
+    notes = [n for n in notes if not holds_facts(base, n.relpath)]  # facts are shown by the memory
     saved = await ctx.call(ctx.core.notes.list_in, base, "saved")
     params = ctx.request.query_params
     as_of = (params.get("as_of", "").strip() or None) if base.kind == "memory" else None

@@ -19,20 +19,23 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..auth.actor import Actor
 from ..auth.roles import DEPLOYMENTS_CALL
 from ..errors import Invalid
+from ..metis.bases import KnowledgeBases
+from ..metis.saves import Saves
+from ..metis.search import Search
+from ..sqlite import Database
 from ..util import iso, new_id, now
 from . import knowledge
 from . import tools as tool_specs
-from .deployments import Deployment
+from .deployments import Deployment, Deployments
+from .receipts import Receipts
+from .runtimes import Runtimes
 from .runtimes.base import ChatModel
 from .tools import SEARCH, BuiltinTool
-
-if TYPE_CHECKING:
-    from ..core import Astralyx
 
 log = logging.getLogger("astralyx.gateway")
 
@@ -86,9 +89,14 @@ class Turn:
     stopped: str | None = None
     usage: dict[str, int] = field(default_factory=dict)
 
-    def upstream(self, final: bool) -> dict[str, Any]:
+    @property
+    def final(self) -> bool:
+        """The last round: the model is asked to answer without tools."""
+        return self.rounds >= MAX_ROUNDS
+
+    def upstream(self) -> dict[str, Any]:
         body = {**self.request, "messages": list(self.messages)}
-        if final:
+        if self.final:
             body["messages"].append({"role": "system", "content": LIMIT_NOTE.format(rounds=MAX_ROUNDS)})
             if body.get("tools"):
                 body["tool_choice"] = "none"
@@ -111,15 +119,38 @@ class Turn:
         }
 
 
-class Gateway:
-    def __init__(self, core: Astralyx) -> None:
-        self.core = core
-        self.db = core.db
-        self.db.ensure(SCHEMA)
+@dataclass
+class Step:
+    """What follows the model's reply in a round: `answer` (no calls, or the round limit reached: `limited`),
+    `client` (calls of the client's tools to hand back) or `again` (built-in calls run: another round)."""
 
-    @property
-    def edge(self) -> bool:
-        return bool(self.core.settings.edge)
+    next: str
+    client_calls: list[dict[str, Any]] = field(default_factory=list)
+    limited: bool = False
+
+
+class Gateway:
+    def __init__(
+        self,
+        db: Database,
+        deployments: Deployments,
+        runtimes: Runtimes,
+        bases: KnowledgeBases,
+        search: Search,
+        saves: Saves,
+        receipts: Receipts,
+        *,
+        edge: bool = False,
+    ) -> None:
+        self.db = db
+        self.deployments = deployments
+        self.runtimes = runtimes
+        self.bases = bases
+        self.search = search
+        self.saves = saves
+        self.receipts = receipts
+        self.edge = edge  # an edge gateway: the knowledge tools answer as unavailable
+        self.db.ensure(SCHEMA)
 
     # -- the request ------------------------------------------------------------
     def prepare(self, actor: Actor, body: Any) -> Turn:
@@ -136,7 +167,7 @@ class Gateway:
         if body.get("n") not in (None, 1):
             raise Invalid('"n" must be 1: the gateway answers one choice', code="INVALID_REQUEST")
         # One of the workspace's deployments, or <owner>/<name> shared with it: the tools then work in the owner's.
-        dep = self.core.deployments.callable(actor, name)
+        dep = self.deployments.callable(actor, name)
         if dep.spec.kind != "chat":
             raise Invalid(f"Deployment {name!r} is an {dep.spec.kind} deployment: chat needs a chat deployment",
                           code="WRONG_DEPLOYMENT_KIND")
@@ -168,7 +199,7 @@ class Gateway:
         else:
             request.pop("tool_choice", None)
             request.pop("parallel_tool_calls", None)
-        model = self.core.runtimes.chat(dep.workspace, dep.name, wake=True)  # a call through the API wakes it
+        model = self.runtimes.chat(dep.workspace, dep.name, wake=True)  # a call through the API wakes it
         include_usage = bool((body.get("stream_options") or {}).get("include_usage")) if isinstance(
             body.get("stream_options"), dict) else False
         return Turn(actor, dep, model, builtins, client_names, conversation, request,
@@ -178,31 +209,27 @@ class Gateway:
     def complete(self, turn: Turn) -> dict[str, Any]:
         said: list[str] = []  # words the model wrote beside its built-in calls: part of the answer, as when streaming
         while True:
-            final = turn.rounds >= MAX_ROUNDS
-            response = turn.model.complete(turn.upstream(final))
+            response = turn.model.complete(turn.upstream())
             turn.add_usage(response.get("usage"))
             choice = (response.get("choices") or [{}])[0]
             message = dict(choice.get("message") or {"role": "assistant", "content": None})
             own = message.get("content")
-            calls = _with_ids(message.get("tool_calls") or [])
             finish = choice.get("finish_reason") or "stop"
-            if calls and final:
-                turn.stopped = "MAX_ROUNDS"
-                message.pop("tool_calls", None)
+            step = self._step(turn, own, _with_ids(message.get("tool_calls") or []))
+            if step.next == "again":
+                if own:
+                    said.append(own)
+                continue
+            if step.limited:
                 message["content"] = own or LIMIT_FALLBACK.format(rounds=MAX_ROUNDS)
-                calls, finish = [], "stop"
+                finish = "stop"
             if said:
                 message["content"] = "".join(said) + (message.get("content") or "")
-            if not calls:
-                message.pop("tool_calls", None)
-                return self._answer(turn, response, message, "stop" if finish == "tool_calls" else finish)
-            turn.rounds += 1
-            client_calls = self._run(turn, own, calls)
-            if client_calls:
-                message["tool_calls"] = client_calls
+            if step.next == "client":
+                message["tool_calls"] = step.client_calls
                 return self._answer(turn, response, message, "tool_calls")
-            if own:
-                said.append(own)
+            message.pop("tool_calls", None)
+            return self._answer(turn, response, message, "stop" if finish == "tool_calls" else finish)
 
     def _answer(self, turn: Turn, response: dict, message: dict, finish: str) -> dict[str, Any]:
         message.setdefault("role", "assistant")
@@ -231,11 +258,10 @@ class Gateway:
 
         started = False
         while True:
-            final = turn.rounds >= MAX_ROUNDS
             parts: dict[int, dict[str, Any]] = {}
             content: list[str] = []
             finish = None
-            body = turn.upstream(final)
+            body = turn.upstream()
             if turn.include_usage:
                 body["stream_options"] = {"include_usage": True}
             for up in turn.model.stream(body):
@@ -255,21 +281,17 @@ class Gateway:
             if not started:
                 started = True
                 yield chunk({"role": "assistant", "content": ""})
-            calls = _with_ids([parts[i] for i in sorted(parts)])
-            if calls and final:
-                turn.stopped = "MAX_ROUNDS"
-                if not content:
-                    yield chunk({"content": LIMIT_FALLBACK.format(rounds=MAX_ROUNDS)})
-                calls, finish = [], "stop"
-            if not calls:
-                yield chunk({}, "stop" if finish in (None, "tool_calls") else finish)
-                break
-            turn.rounds += 1
-            client_calls = self._run(turn, "".join(content) or None, calls)
-            if client_calls:
-                yield chunk({"tool_calls": [{"index": i, **c} for i, c in enumerate(client_calls)]})
+            step = self._step(turn, "".join(content) or None, _with_ids([parts[i] for i in sorted(parts)]))
+            if step.next == "again":
+                continue
+            if step.limited and not content:
+                yield chunk({"content": LIMIT_FALLBACK.format(rounds=MAX_ROUNDS)})
+            if step.next == "client":
+                yield chunk({"tool_calls": [{"index": i, **c} for i, c in enumerate(step.client_calls)]})
                 yield chunk({}, "tool_calls")
-                break
+            else:
+                yield chunk({}, "stop" if step.limited or finish in (None, "tool_calls") else finish)
+            break
         last: dict[str, Any] = {"id": cid, "object": "chat.completion.chunk", "created": created,
                                 "model": turn.deployment.name, "choices": [], "astralyx": turn.report()}
         if turn.include_usage:
@@ -277,6 +299,18 @@ class Gateway:
         yield last
 
     # -- running tool calls -----------------------------------------------------------
+    def _step(self, turn: Turn, content: str | None, calls: list[dict[str, Any]]) -> Step:
+        """One round's end, the same for complete and stream: the model's calls in the last round are not run
+        (it answers instead); else its built-in calls run, and the client's go back to the client."""
+        if calls and turn.final:
+            turn.stopped = "MAX_ROUNDS"
+            return Step("answer", limited=True)
+        if not calls:
+            return Step("answer")
+        turn.rounds += 1
+        client_calls = self._run(turn, content, calls)
+        return Step("client", client_calls) if client_calls else Step("again")
+
     def _run(self, turn: Turn, content: str | None, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Run the built-in calls of one round (and answer unknown ones); return the client's calls, if any."""
         ours, results, client_calls = [], [], []
@@ -313,7 +347,7 @@ class Gateway:
         raw = call["function"].get("arguments") or ""
         result = self._result(turn, tool, raw)
         workspace = turn.deployment.workspace
-        receipt = self.core.receipts.issue(
+        receipt = self.receipts.issue(
             workspace=workspace, deployment=turn.deployment.name, caller=turn.actor.key_id or "local",
             tool=tool.name, function=tool.builtin, knowledge_base=tool.knowledge_base,
             arguments=raw, result=result, conversation=turn.conversation,
@@ -351,14 +385,14 @@ class Gateway:
         # warning, said again where tools are added). So the search runs as a reader of the
         # deployment's workspace, not as the caller.
         reader = Actor.of(turn.deployment.workspace, "viewer")
-        return knowledge.search(self.core, reader, tool.knowledge_base, query, max_results=MAX_RESULTS)
+        return knowledge.search(self.search, reader, tool.knowledge_base, query, max_results=MAX_RESULTS)
 
     def _save(self, tool: BuiltinTool, turn: Turn, args: dict[str, Any]) -> dict[str, Any]:
-        base = self.core.bases.find(turn.deployment.workspace, tool.knowledge_base)
+        base = self.bases.find(turn.deployment.workspace, tool.knowledge_base)
         if base is None:
             return _error("BASE_NOT_FOUND", f"The knowledge base {tool.knowledge_base!r} no longer exists: nothing was "
                                             "saved. Tell the person.")
-        done = knowledge.save(self.core, base, by=turn.deployment.name, conversation=turn.conversation,
+        done = knowledge.save(self.saves, base, by=turn.deployment.name, conversation=turn.conversation,
                               title=args.get("title"), text=args.get("text"), confirm=tool.confirm)
         if done.draft is not None:
             turn.drafts.append(done.draft.to_dict())

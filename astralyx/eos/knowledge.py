@@ -13,12 +13,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import AstralyxError
-from ..metis.saves import Draft, ModelSave
-from ..metis.search import MAX_RESULTS
+from ..metis.saves import Draft, ModelSave, Saves
+from ..metis.search import MAX_RESULTS, Search
 
 if TYPE_CHECKING:
     from ..auth.actor import Actor
-    from ..core import Astralyx
     from ..metis.bases import KnowledgeBase
 
 log = logging.getLogger("astralyx.gateway")
@@ -50,13 +49,13 @@ def error(code: str, message: str, **details: Any) -> dict[str, Any]:
     return {"error": body}
 
 
-def search(core: Astralyx, reader: Actor, base: str, query: Any, *, max_results: int = MAX_RESULTS,
+def search(searcher: Search, reader: Actor, base: str, query: Any, *, max_results: int = MAX_RESULTS,
            as_of: str | None = None) -> dict[str, Any]:
     """The passages of `base` for `query` as a model gets them (searched as `reader`), with what to do with them."""
     if not isinstance(query, str) or not query.strip():
         return error("INVALID_ARGUMENTS", "query is missing: give the words or question to search for")
     try:
-        found = core.search.search(reader, base, query.strip(), max_results=max_results, as_of=as_of)
+        found = searcher.search(reader, base, query.strip(), max_results=max_results, as_of=as_of)
     except AstralyxError as e:
         return {"knowledge_base": base, **error(e.code, e.message, **e.details), "note": FAILED_NOTE.format(base=base)}
     except Exception as e:  # a base's index may fail in ways of its own: the model answers without it
@@ -103,14 +102,14 @@ def saved_answer(save: ModelSave) -> dict[str, Any]:
     }
 
 
-def save(core: Astralyx, base: KnowledgeBase, *, by: str, conversation: str | None, title: Any, text: Any,
+def save(saves: Saves, base: KnowledgeBase, *, by: str, conversation: str | None, title: Any, text: Any,
          confirm: bool) -> Saved:
     """Ask before saving (`confirm`: a draft the person decides on) or save on its own (within SAVE_LIMIT)."""
     try:
         if confirm:
-            draft = core.saves.propose(base, by, conversation, title, text)
+            draft = saves.propose(base, by, conversation, title, text)
             return Saved(draft_answer(draft), draft=draft)
-        done = core.saves.save_now(base, by, conversation, title, text)
+        done = saves.save_now(base, by, conversation, title, text)
     except AstralyxError as e:
         note = {"SAVE_LIMIT": LIMIT_NOTE, "DRAFT_LIMIT": DRAFT_LIMIT_NOTE}.get(e.code, "Nothing was saved.")
         return Saved({**error(e.code, e.message), "note": note})

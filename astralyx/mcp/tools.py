@@ -146,10 +146,10 @@ class McpTools:
                as_of: str | None = None) -> dict[str, Any]:
         offer = self.offer(caller, base, "search")
         assert offer.reader is not None
-        return knowledge.search(self.core, offer.reader, offer.name, query, max_results=max_results, as_of=as_of)
+        return knowledge.search(self.core.search, offer.reader, offer.name, query, max_results=max_results, as_of=as_of)
 
     def save(self, caller: Caller, offer: Offer, title: str, text: str, *, confirm: bool) -> knowledge.Saved:
-        return knowledge.save(self.core, offer.base, by=caller.client, conversation=caller.conversation,
+        return knowledge.save(self.core.saves, offer.base, by=caller.client, conversation=caller.conversation,
                               title=title, text=text, confirm=confirm)
 
     # -- memory ----------------------------------------------------------------

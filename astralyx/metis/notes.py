@@ -9,10 +9,8 @@ its file) so a writer can say "only if unchanged since" (If-Match).
 from __future__ import annotations
 
 import builtins
-import os
 import re
 import unicodedata
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
@@ -25,20 +23,17 @@ from ..auth.actor import Actor
 from ..auth.roles import WRITE_CONTENT
 from ..errors import BadRequest, Conflict, NotFound, TooLarge
 from ..locks import folder_lock
-from ..util import atomic_write, sha256
+from ..util import sha256
 from .bases import KnowledgeBase, KnowledgeBases
 from .documents import MAX_TEXT_CHARS
+from .writer import FACTS_DIR, Writer, holds_facts
 
 AREAS = {"notes": "notes", "saved": "saved"}
-RESERVED = {("notes", "memory")}  # facts are changed through the memory API
 _ODD = re.compile(r'[\x00-\x1f\x7f\\:*?"<>|]')
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f]")
 _INVISIBLE = {"Cc", "Cf", "Cs", "Zl", "Zp"}  # Unicode categories a name never needs
 MAX_SEGMENT = 200
 MAX_PATH = 1024
-
-# Listeners: (base, path relative to the base's folder, deleted) after each change.
-NoteListener = Callable[[KnowledgeBase, str, bool], None]
 
 
 @dataclass
@@ -146,9 +141,9 @@ def parse(text: str) -> tuple[dict[str, Any], str]:
 
 
 class Notes:
-    def __init__(self, bases: KnowledgeBases) -> None:
+    def __init__(self, bases: KnowledgeBases, writer: Writer) -> None:
         self.bases = bases
-        self.listeners: list[NoteListener] = []
+        self.writer = writer  # every note is written through it (the index hears of it there)
 
     # -- paths -------------------------------------------------------------
     def _area_root(self, base: KnowledgeBase, area: str) -> Path:
@@ -172,10 +167,9 @@ class Notes:
         return target
 
     def _check_writable(self, base: KnowledgeBase, area: str, path: str) -> None:
-        first = path.split("/", 1)[0]
-        if base.kind == "memory" and (area, first) in RESERVED:
+        if holds_facts(base, f"{AREAS.get(area, area)}/{path}"):
             raise BadRequest(
-                "notes/memory/ holds the memory's facts: change them through the memory "
+                f"{FACTS_DIR}/ holds the memory's facts: change them through the memory "
                 "(astra metis edit / forget, or …/memory/<id>)",
                 code="NOTE_RESERVED",
             )
@@ -253,9 +247,8 @@ class Notes:
                 raise Conflict(f"A note {path!r} exists already: choose another path or replace it", code="NOTE_EXISTS")
             _check_version(file, path, if_match)
             data = render(metadata or {}, content).encode()
-            atomic_write(file, data)
+            self.writer.write(base, f"{AREAS[area]}/{path}", data)
             note = self._note(base, area, path, data, file)
-        self._notify(base, note.relpath, deleted=False)
         return note, not exists
 
     def delete(self, actor: Actor, base_name: str, area: str, path: str, *, if_match: str | None = None) -> None:
@@ -271,13 +264,7 @@ class Notes:
             if not file.exists():
                 raise NotFound(f"No note {path!r} in {base.name}/{AREAS[area]}", code="NOTE_NOT_FOUND")
             _check_version(file, path, if_match)
-            file.unlink()
-            _prune_empty(file.parent, self._area_root(base, area))
-        self._notify(base, f"{AREAS[area]}/{path}", deleted=True)
-
-    def _notify(self, base: KnowledgeBase, relpath: str, *, deleted: bool) -> None:
-        for listener in self.listeners:
-            listener(base, relpath, deleted)
+            self.writer.remove(base, f"{AREAS[area]}/{path}", prune=True)
 
 
 def _check_version(file: Path, path: str, if_match: str | None) -> None:
@@ -293,11 +280,3 @@ def _check_version(file: Path, path: str, if_match: str | None) -> None:
             details={"version": current},
         )
 
-
-def _prune_empty(folder: Path, root: Path) -> None:
-    while folder != root and folder.is_relative_to(root):
-        try:
-            os.rmdir(folder)
-        except OSError:
-            return
-        folder = folder.parent

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from .. import links
 from ..auth.actor import Actor
 from ..auth.roles import DEPLOYMENTS_CALL, READ, WRITE_CONTENT
 from ..errors import Conflict, Invalid, NotFound, RateLimited
@@ -68,10 +69,6 @@ CREATE INDEX IF NOT EXISTS model_drafts_by_base ON model_drafts(workspace, base,
 """
 
 
-def api_base(base: str) -> str:
-    return f"/v1/metis/knowledge-bases/{base}"
-
-
 @dataclass
 class Draft:
     id: str
@@ -87,7 +84,7 @@ class Draft:
     expires_at: str | None = None  # when a pending draft goes, undecided
 
     def to_dict(self) -> dict[str, Any]:
-        address = f"{api_base(self.knowledge_base)}/drafts/{self.id}"
+        address = links.draft(self.knowledge_base, self.id)
         return {
             "id": self.id,
             "knowledge_base": self.knowledge_base,
@@ -121,11 +118,11 @@ class ModelSave:
 
     @property
     def link(self) -> str:
-        return f"{api_base(self.knowledge_base)}/saved/{self.path}"
+        return links.saved_note(self.knowledge_base, self.path)
 
     @property
     def undo(self) -> str:
-        return f"{api_base(self.knowledge_base)}/model-saves/{self.id}/undo"
+        return links.model_save_undo(self.knowledge_base, self.id)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -207,7 +204,6 @@ class Saves:
         self.drafts_per_hour = drafts_per_hour
         self.draft_days = draft_days
         db.ensure(SCHEMA)
-        bases.on_delete.append(self._forget_base)
 
     def _expired_before(self) -> str:
         return iso(now() - timedelta(days=self.draft_days))
@@ -217,7 +213,7 @@ class Saves:
         with self.db.transaction() as conn:
             return conn.execute("DELETE FROM model_drafts WHERE created_at<?", (self._expired_before(),)).rowcount
 
-    def _forget_base(self, base: KnowledgeBase) -> None:
+    def forget_base(self, base: KnowledgeBase) -> None:
         """A deleted base takes its drafts and saves along: a new base of that name starts with none."""
         with self.db.transaction() as conn:
             for table in ("model_drafts", "model_saves"):

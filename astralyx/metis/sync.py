@@ -16,15 +16,15 @@ from ..auth.actor import Actor
 from ..auth.roles import READ, WRITE_CONTENT
 from ..errors import BadRequest, Conflict, NotFound
 from ..locks import folder_lock
-from ..util import atomic_write, iso, sha256
+from ..util import iso, sha256
 from .bases import KnowledgeBase, KnowledgeBases
 from .documents import check_supported, parse_file
 from .index import Index
 from .index.service import Progress
+from .writer import UPLOADS, Writer
 
 log = logging.getLogger("astralyx.metis")
 
-UPLOADS = "files"
 MAX_NAME = 200
 _UNSAFE = re.compile(r"[^\w.\- ()+,@]+", re.UNICODE)
 
@@ -43,9 +43,10 @@ def safe_name(name: str) -> str:
 
 
 class Documents:
-    def __init__(self, bases: KnowledgeBases, index: Index) -> None:
+    def __init__(self, bases: KnowledgeBases, index: Index, writer: Writer) -> None:
         self.bases = bases
         self.index = index
+        self.writer = writer  # uploads are written through it (the index hears of them there)
 
     def _documents_base(self, actor: Actor, base_name: str, permission: str) -> KnowledgeBase:
         actor.require(permission)
@@ -111,8 +112,7 @@ class Documents:
         target = base.folder / UPLOADS / name
         with folder_lock(base.folder):
             replaced = target.exists()
-            atomic_write(target, data)
-        self.index.update_file(base, f"{UPLOADS}/{name}")
+            self.writer.write(base, f"{UPLOADS}/{name}", data)  # indexed now, or right after a running sync
         doc = self.index.store(base).document(f"{UPLOADS}/{name}")
         return {
             "name": name,
@@ -153,8 +153,7 @@ class Documents:
         with folder_lock(base.folder):
             if not target.is_file() or target.is_symlink():
                 raise NotFound(f"No uploaded file {name!r} in {base.name}: `astra metis files` lists them", code="FILE_NOT_FOUND")
-            target.unlink()
-        self.index.remove_file(base, f"{UPLOADS}/{name}")
+            self.writer.remove(base, f"{UPLOADS}/{name}")
 
     def documents(self, actor: Actor, base_name: str) -> dict[str, Any]:
         actor.require(READ)

@@ -1,4 +1,8 @@
-"""The ASGI application: the REST API under /v1, MCP at /mcp, the console at /."""
+"""The ASGI application: the REST API under /v1, MCP at /mcp, the console at /.
+
+Its lifespan starts the core (core.start()) and closes it; an app driven without one (the CLI's
+in-process client) is given a started core.
+"""
 
 from __future__ import annotations
 
@@ -6,12 +10,13 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import anyio
 from fastapi import Depends, FastAPI
 from starlette.applications import Starlette
 from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
 
-from .. import __version__
+from .. import __version__, links
 from ..console import create_console
 from ..core import Astralyx
 from . import errors
@@ -90,12 +95,17 @@ def create_app(core: Astralyx) -> errors.CatchAll:
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        async with mcp.lifespan():
-            yield
+        # The core is started before the first request (bootstrap, crash repair, purges) and closed at the end.
+        await anyio.to_thread.run_sync(core.start)
+        try:
+            async with mcp.lifespan():
+                yield
+        finally:
+            await anyio.to_thread.run_sync(core.close)
 
     app = Starlette(
         routes=[
-            Mount("/v1", app=api),
+            Mount(links.API_ROOT, app=api),
             Route("/mcp", endpoint=mcp),
             Mount("/", app=console),
         ],

@@ -21,7 +21,7 @@ IDLE = 0.6
 
 @pytest.fixture
 def zero(home) -> Iterator[tuple[Astralyx, TestClient]]:
-    core = Astralyx(Settings.load(home, scale_to_zero_after=IDLE))
+    core = Astralyx(Settings.load(home, scale_to_zero_after=IDLE)).start()
     with TestClient(create_app(core), headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}) as client:
         spec = {"model": "multilingual-e5-small", "kind": "embedding", "resources": {"min": 0, "max": 1}}
         assert client.put("/v1/eos/deployments/e5-zero", json={"spec": spec}).status_code == 200

@@ -154,7 +154,7 @@ def test_the_cli(home, tmp_path):
     from astralyx.config import Settings
     from astralyx.core import Astralyx
 
-    core = Astralyx(Settings.load(home))
+    core = Astralyx(Settings.load(home)).start()
     make_base(core, "handbook", sources=[src])
     core.close()
 
@@ -205,7 +205,7 @@ def test_astra_serve_syncs_the_bases_at_start(home, tmp_path):
 
     src = tmp_path / "handbook"
     write(src, "leave.md", "# Leave policy\n\nEach person has 25 vacation days a year.\n")
-    core = Astralyx(Settings.load(home))
+    core = Astralyx(Settings.load(home)).start()
     make_base(core, "handbook", sources=[src])
     core.close()
     with socket.socket() as s:

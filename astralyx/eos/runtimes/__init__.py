@@ -55,7 +55,6 @@ class Runtimes:
         self._used: dict[tuple[str, str], float] = {}  # when a deployment that scales to zero was last called
         self._locks: dict[tuple[str, str], threading.Lock] = {}
         self._guard = threading.Lock()
-        deployments.listeners.append(self.drop)
 
     # -- the interface others code against ---------------------------------------
     def embedder(self, workspace: str, deployment: str, *, wake: bool = False) -> Embedder:

@@ -3,7 +3,8 @@
 Files of a base's folder are read by the reader registered for the longest prefix of their
 path: `notes/` (notes people write), `saved/` (notes models save), `files/` (uploads); the
 memory helper adds `notes/memory/` for facts. Folders named in `spec.sources` are read by
-extension. Vectors come from the base's embedding deployment, in batches.
+extension. Vectors come from the base's embedding deployment, in batches. Changes to the
+base's own files come from the writer (metis/writer.py): `on_change`, subscribed in core.py.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from ...util import sha256
 from ..bases import KnowledgeBase, KnowledgeBases
 from ..documents import ParsedDocument, decode, parse_file, read_markdown, split_front_matter, supported
 from ..notes import note_title
+from ..writer import FileChange, holds_facts
 from .keywords import USE_FROM as KEYWORDS_FROM
 from .store import BaseIndex, Entry, embedding_text
 
@@ -77,7 +79,7 @@ class Index:
         self._readers: list[tuple[str, Callable[[KnowledgeBase, str, bytes], ParsedDocument | None]]] = []
         self._open: dict[tuple[str, str], BaseIndex] = {}
         self._locks: dict[tuple[str, str], threading.RLock] = {}
-        self._deferred: dict[tuple[str, str], set[str]] = {}  # notes changed during a sync
+        self._deferred: dict[tuple[str, str], set[str]] = {}  # files changed while the index was busy
         self._guard = threading.Lock()
         # True: searches use index.db alone (FTS5 and the exact vec0 scan), never the sidecars
         # (the bench measures both; a user who wants exact answers over speed sets it).
@@ -88,7 +90,6 @@ class Index:
         self._readers.append(("files/", self._read_upload))
         self._readers.append(("notes/", self._read_note))
         self._readers.append(("saved/", self._read_note))
-        bases.on_delete.append(self.close)
 
     # -- readers ------------------------------------------------------------------------------
     def register_reader(self, prefix: str, reader: Reader) -> None:
@@ -113,7 +114,7 @@ class Index:
         area, path = relpath.split("/", 1)
         if not path.endswith(".md"):
             return None
-        if area == "notes" and base.kind == "memory" and path.startswith("memory/"):
+        if holds_facts(base, relpath):
             return None  # facts: the memory's own reader indexes them
         text = decode(data)
         meta, body, _ = split_front_matter(text)
@@ -198,34 +199,38 @@ class Index:
         with self.lock(base):
             return self.store(base).remove([relpath]) > 0
 
-    def on_note(self, base: KnowledgeBase, relpath: str, deleted: bool) -> None:
-        """Listener of core.notes: a note written or deleted is indexed at once, or, while the base
-        is being synced, right after that sync (the writer does not wait for it)."""
+    def on_change(self, change: FileChange) -> None:
+        """Subscriber of core.writer: a file written or removed is indexed at once or, while the base's index
+        is busy (a sync, another change), by whoever holds it, before letting go (the writer does not wait)."""
+        base = change.base
+        key = (base.workspace, base.name)
+        with self._guard:
+            self._deferred.setdefault(key, set()).add(change.path)
         lock = self.lock(base)
-        if not lock.acquire(blocking=False):
-            with self._guard:
-                self._deferred.setdefault((base.workspace, base.name), set()).add(relpath)
-            return
-        try:
-            self._note_changed(base, relpath)
-        finally:
-            lock.release()
+        while lock.acquire(blocking=False):
+            try:
+                self._drain_deferred(base)
+            finally:
+                lock.release()
+            with self._guard:  # one more came between the holder's last look and its letting go
+                if not self._deferred.get(key):
+                    return
 
-    def _note_changed(self, base: KnowledgeBase, relpath: str) -> None:
+    def _file_changed(self, base: KnowledgeBase, relpath: str) -> None:
         try:
             self.update_file(base, relpath)  # a file that is gone leaves the index
-        except Exception:  # the note is safe on disk; the next sync indexes it
+        except Exception:  # the file is safe on disk; the next sync indexes it
             log.exception("indexing %s of %s/%s failed; `astra metis sync` retries", relpath, base.workspace, base.name)
 
     def _drain_deferred(self, base: KnowledgeBase) -> None:
-        """Notes that changed while the base was locked (called with the lock held)."""
+        """Files that changed while the base's index was busy (called with its lock held)."""
         while True:
             with self._guard:
                 paths = self._deferred.pop((base.workspace, base.name), set())
             if not paths:
                 return
             for relpath in sorted(paths):
-                self._note_changed(base, relpath)
+                self._file_changed(base, relpath)
 
     def candidates(self, base: KnowledgeBase) -> list[Candidate]:
         """Every file the index should hold: the base's own folder, then its source folders."""

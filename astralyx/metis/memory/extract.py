@@ -16,16 +16,24 @@ import re
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ... import links
 from ...auth.actor import Actor
 from ...auth.roles import WRITE_CONTENT
 from ...errors import AstralyxError, BadGateway, Conflict, Invalid, TooLarge, Unavailable
 from ...util import iso
 from . import prompt
-from .facts import normalize_said_at
+from .facts import FactIn, normalize_said_at
 from .prompt import Line
 from .secrets import find_secret_in_fact
+
+if TYPE_CHECKING:
+    from ...eos.catalog import Models
+    from ...eos.deployments import Deployments
+    from ...eos.runtimes import Runtimes
+    from ..bases import KnowledgeBases
+    from .service import Memory
 
 # Without a context length from the runtime, assume Ollama's default window (4096 tokens).
 DEFAULT_CONTEXT_TOKENS = 4096
@@ -285,12 +293,17 @@ class Call:
 class Extractor:
     """`POST …/memory/extract`: the base's extractor proposes facts; the memory says what each would become.
 
-    Uses the instance's services (bases, runtimes, memory) through `core`, read when called, so that it
-    does not depend on the order in which they are built.
+    The memory decides what each proposal would become; the runtimes run the base's extractor model,
+    whose context window the deployments and the model library tell.
     """
 
-    def __init__(self, core: Any) -> None:
-        self.core = core
+    def __init__(self, bases: KnowledgeBases, memory: Memory, runtimes: Runtimes, deployments: Deployments,
+                 models: Models) -> None:
+        self.bases = bases
+        self.memory = memory
+        self.runtimes = runtimes
+        self.deployments = deployments
+        self.models = models
 
     def extract(
         self,
@@ -304,7 +317,7 @@ class Extractor:
     ) -> dict[str, Any]:
         # Reading a conversation for facts is the first step of keeping them.
         actor.require(WRITE_CONTENT)
-        base = self.core.bases.get(actor, base_name)
+        base = self.bases.get(actor, base_name)
         if base.kind != "memory":
             raise Conflict(
                 f"{base_name!r} is a knowledge base of documents, not a memory: remember conversations in a memory "
@@ -314,7 +327,7 @@ class Extractor:
         if base.spec.extractor is None:
             raise Conflict(
                 f"The memory {base_name!r} has no extractor model: set spec.extractor.deployment to a chat deployment "
-                "(PUT /v1/metis/knowledge-bases/<name>), or keep facts by hand",
+                f"(PUT {links.base('<name>')}), or keep facts by hand",
                 code="NO_EXTRACTOR",
             )
         source = (source or "").strip() or "conversation"
@@ -323,7 +336,7 @@ class Extractor:
         started = time.monotonic()
         lines = conversation(messages, said_at=said_at)
         today = today or datetime.now(UTC).date()
-        known = self.core.memory.known_subjects(base)
+        known = self.memory.known_subjects(base)
         deployment = base.spec.extractor.deployment
         model = self._model(base.workspace, deployment)
 
@@ -362,7 +375,7 @@ class Extractor:
     # -- the model -----------------------------------------------------------
     def _model(self, workspace: str, deployment: str) -> Any:
         try:
-            return self.core.runtimes.chat(workspace, deployment)
+            return self.runtimes.chat(workspace, deployment)
         except AstralyxError as e:
             raise _unavailable(deployment, e) from None
 
@@ -377,10 +390,9 @@ class Extractor:
             value = getattr(model, attribute, None)
             if isinstance(value, int) and not isinstance(value, bool) and value >= 512:
                 return value
-        dep = self.core.deployments.find(workspace, deployment)
-        models = getattr(self.core, "models", None)
-        if dep is not None and dep.spec.runtime.type == "embedded" and models is not None:
-            library = models.resolve(dep.spec.model)
+        dep = self.deployments.find(workspace, deployment)
+        if dep is not None and dep.spec.runtime.type == "embedded":
+            library = self.models.resolve(dep.spec.model)
             if library is not None and getattr(library, "context", None):
                 return int(library.context)
         return DEFAULT_CONTEXT_TOKENS
@@ -424,7 +436,7 @@ class Extractor:
         """Each proposal with what it would become if kept (the memory decides; nothing is written)."""
         if not facts:
             return []
-        outcomes = self.core.memory.preview(actor, base_name, facts)
+        outcomes = self.memory.preview(actor, base_name, list[FactIn | dict](facts))
         return [_proposal(fact, outcome) for fact, outcome in zip(facts, outcomes, strict=True)]
 
 

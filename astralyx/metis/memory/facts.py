@@ -18,10 +18,11 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic_core import PydanticCustomError
 
 from ...errors import Invalid
+from ..writer import FACTS_DIR
 
 ID_RE = re.compile(r"^f_[0-9a-f]{16}$")
-CURRENT_DIR = "notes/memory"
-HISTORY_DIR = "notes/memory/history"
+CURRENT_DIR = FACTS_DIR
+HISTORY_DIR = f"{FACTS_DIR}/history"
 MAX_NAME = 200
 MAX_FACT = 2000
 MAX_SOURCE = 500

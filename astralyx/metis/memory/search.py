@@ -15,10 +15,11 @@ from ...errors import Invalid
 from ..bases import KnowledgeBase
 from ..chunking import Chunk
 from ..documents import ParsedDocument
-from .facts import DATE_FORMS, HISTORY_DIR, Fact, moment, parse
+from ..writer import holds_facts
+from .facts import CURRENT_DIR, DATE_FORMS, HISTORY_DIR, Fact, moment, parse
 from .timeline import held_on, norm_name
 
-PREFIX = "notes/memory/"
+PREFIX = CURRENT_DIR + "/"
 
 
 def label(base: KnowledgeBase, fact_id: str) -> str:
@@ -52,11 +53,11 @@ def make_reader(fallback: Any = None):
     """The reader for notes/memory/ (a documents base's notes/memory/ folder is ordinary notes)."""
 
     def read_fact(base: KnowledgeBase, relpath: str, text: str) -> ParsedDocument | None:
-        if base.kind != "memory":
+        if not holds_facts(base, relpath):
             return fallback(base, relpath, text.encode()) if fallback else None
         path = PurePosixPath(relpath)
         folder = path.parent.as_posix()
-        if path.suffix != ".md" or folder not in (PREFIX.rstrip("/"), HISTORY_DIR):
+        if path.suffix != ".md" or folder not in (CURRENT_DIR, HISTORY_DIR):
             return None
         fact = parse(text, path.stem, "history" if folder == HISTORY_DIR else "current")
         return fact_document(base, fact) if fact else None

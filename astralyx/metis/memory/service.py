@@ -2,15 +2,14 @@
 
 Permissions live here (keep/edit/forget: knowledge-bases:write-content; reading: knowledge-bases:read).
 Every change runs under the base's folder lock, reads the facts from their files, applies the
-timeline rules (timeline.py) and writes the difference as one step (store.py).
+timeline rules (timeline.py) and writes the difference as one step (store.py), through the
+base's writer (metis/writer.py), which tells the index.
 """
 
 from __future__ import annotations
 
 import builtins
-import logging
 import threading
-from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -22,17 +21,13 @@ from ...errors import BadRequest, Conflict, Invalid, NotFound, validation_messag
 from ...locks import folder_lock
 from ...util import iso, new_id
 from ..bases import KnowledgeBase, KnowledgeBases
+from ..writer import Writer
 from .facts import ID_RE, MAX_FACT, Fact, FactIn, moment, normalize_said_at, one_line
 from .secrets import find_secret_in_fact
 from .store import JOURNAL, MemoryStore
 from .timeline import CONFIRMS, KNOWN, OLDER, REPLACES, held_on, key_of, norm_name, place, settle
 
 MAX_BATCH = 500
-log = logging.getLogger("astralyx.metis")
-
-# Called with (base, path relative to its folder, deleted) after each file changes: the index.
-FileListener = Callable[[KnowledgeBase, str, bool], None]
-
 
 # What keeping a batch would do: the answers, and the facts before and after by id.
 Plan = tuple[list[dict], dict[str, Fact], dict[str, Fact]]
@@ -57,10 +52,9 @@ def _stamp(dt: datetime) -> str:
 
 
 class Memory:
-    def __init__(self, bases: KnowledgeBases, notes: Any = None) -> None:
+    def __init__(self, bases: KnowledgeBases, writer: Writer) -> None:
         self.bases = bases
-        self.notes = notes  # its listeners hear of our files too (the index follows notes)
-        self.listeners: list[FileListener] = []
+        self.writer = writer  # every fact's file is written through it (the index hears of it there)
         self._repaired: set[str] = set()
         self._guard = threading.Lock()
 
@@ -82,25 +76,23 @@ class Memory:
 
     def store(self, base: KnowledgeBase) -> MemoryStore:
         """The base's store, repaired before first use in this process. Call under folder_lock."""
-        store = MemoryStore(base.folder)
+        store = MemoryStore(base.folder, self.writer.of(base))
         key = f"{base.folder}|{base.created_at}"
         # A journal left by a process that crashed (maybe another one: a local CLI beside the server)
         # is replayed before anything else is changed, so it can never replay over newer changes.
         if key not in self._repaired or store.journal.exists():
             with self._guard:
                 self._repaired.add(key)
-            changed = store.repair()
-            self._notify(base, changed)
+            store.repair()
         return store
 
     def repair(self, base: KnowledgeBase) -> list[str]:
         """Repair one memory now (at start, or after files were changed by hand). Paths changed."""
         self.check_memory(base)
         with folder_lock(base.folder):
-            changed = MemoryStore(base.folder).repair()
+            changed = MemoryStore(base.folder, self.writer.of(base)).repair()
             with self._guard:
                 self._repaired.add(f"{base.folder}|{base.created_at}")
-            self._notify(base, changed)
         return changed
 
     def repair_all(self) -> None:
@@ -113,16 +105,6 @@ class Memory:
         for base in self.bases.all():
             if base.kind == "memory" and (base.folder / JOURNAL).exists():
                 self.repair(base)
-
-    def _notify(self, base: KnowledgeBase, relpaths: Iterable[str]) -> None:
-        listeners = list(self.listeners) + list(getattr(self.notes, "listeners", []) or [])
-        for relpath in relpaths:
-            deleted = not (base.folder / relpath).exists()
-            for listener in listeners:
-                try:
-                    listener(base, relpath, deleted)
-                except Exception:  # the fact is safe on disk; `astra metis sync` or reindex catches up
-                    log.exception("after changing %s of %s/%s", relpath, base.workspace, base.name)
 
     # -- reading -----------------------------------------------------------
     def facts_in(self, base: KnowledgeBase) -> list[Fact]:
@@ -212,9 +194,7 @@ class Memory:
             store = self.store(base)
             results, before, after = self._plan(store, incoming)
             ops = store.ops_for(before, after)
-            store.commit(ops)
-            # Under the lock: the index hears of changes in the order they were made.
-            self._notify(base, dict.fromkeys(p for p, _ in ops))
+            store.commit(ops)  # under the lock: the index hears of changes in the order they were made
         return {
             "knowledge_base": base.name,
             "facts": results,
@@ -357,9 +337,7 @@ class Memory:
             after = dict(before)
             _swap(after, old, timeline)
             ops = store.ops_for(before, after)
-            store.commit(ops)
-            # Under the lock: the index hears of changes in the order they were made.
-            self._notify(base, dict.fromkeys(p for p, _ in ops))
+            store.commit(ops)  # under the lock: the index hears of changes in the order they were made
         return after[home]
 
     def forget(self, actor: Actor, base_name: str, fact_id: str, *, history: bool = False) -> dict[str, Any]:
@@ -383,9 +361,7 @@ class Memory:
             after = dict(before)
             _swap(after, timeline, remaining)
             ops = store.ops_for(before, after)
-            store.commit(ops)
-            # Under the lock: the index hears of changes in the order they were made.
-            self._notify(base, dict.fromkeys(p for p, _ in ops))
+            store.commit(ops)  # under the lock: the index hears of changes in the order they were made
         answer: dict[str, Any] = {
             "knowledge_base": base.name,
             "forgotten": fact_id,

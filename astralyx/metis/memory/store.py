@@ -9,17 +9,18 @@ a fact in both folders: the history copy is read, and the timeline decides where
 notes of one fact side by side: one note, with the other's sayings). A memory whose files agree with
 the rule (timeline.py) is left as it is.
 
-Callers hold folder_lock(base.folder).
+Every file is written through the base's writer (metis/writer.py); the index hears of a step's
+changes once the step is whole. Callers hold folder_lock(base.folder).
 """
 
 from __future__ import annotations
 
 import json
-import os
 from collections import defaultdict
 from pathlib import Path
 
 from ...util import atomic_write, fsync_dir
+from ..writer import BaseFiles, FileChange
 from .facts import CURRENT_DIR, HISTORY_DIR, Fact, parse, render
 from .timeline import arrange, key_of
 
@@ -50,8 +51,9 @@ def _read(file: Path, status: str) -> Fact | None:
 
 
 class MemoryStore:
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, files: BaseFiles | None = None) -> None:
         self.folder = folder
+        self.files = files  # how it writes; None: a store that only reads
         self.current_dir = folder / CURRENT_DIR
         self.history_dir = folder / HISTORY_DIR
         self.journal = folder / JOURNAL
@@ -107,25 +109,30 @@ class MemoryStore:
         if not ops:
             return
         if len(ops) == 1:  # one file: atomic on its own
-            self._apply(ops)
+            self._told(self._apply(ops))
             return
+        # The journal is the store's own bookkeeping, not a file of the base: nobody is told of it.
         atomic_write(self.journal, json.dumps({"ops": ops}, ensure_ascii=False), mode=0o600)
-        self._apply(ops)
+        changes = self._apply(ops)
         self.journal.unlink()
         fsync_dir(self.folder)
+        self._told(changes)
 
-    def _apply(self, ops: list[Op]) -> None:
+    def _apply(self, ops: list[Op]) -> list[FileChange]:
+        if self.files is None:
+            raise RuntimeError("this memory store only reads: give it the base's files to write")
+        changes: list[FileChange] = []
         for relpath, text in ops:
-            path = self.folder / relpath
-            if text is None:
-                try:
-                    path.unlink()
-                except FileNotFoundError:
-                    pass
-                else:
-                    fsync_dir(path.parent)
-            else:
-                atomic_write(path, text)
+            change = self.files.write(relpath, text, emit=False) if text is not None else \
+                self.files.remove(relpath, emit=False)
+            if change is not None:
+                changes.append(change)
+        return changes
+
+    def _told(self, changes: list[FileChange]) -> None:
+        """The step is whole: the index hears of its changes, in the order they were made."""
+        if self.files is not None:
+            self.files.emit(changes)
 
     # -- repair --------------------------------------------------------------
     def repair(self) -> list[str]:
@@ -139,9 +146,10 @@ class MemoryStore:
                 ops: list[Op] = [(str(p), t) for p, t in json.loads(self.journal.read_text("utf-8"))["ops"]]
             except (ValueError, KeyError, TypeError):
                 ops = []  # unreadable: written atomically, so this is not ours to replay
-            self._apply(ops)
+            replayed = self._apply(ops)
             changed.extend(p for p, _ in ops)
             self.journal.unlink()
+            self._told(replayed)
         found, places = self._scan()
         arranged = {f.id: f for timeline in self.timelines(list(found.values())).values() for f in timeline}
         ops = []
@@ -156,9 +164,3 @@ class MemoryStore:
         changed.extend(p for p, _ in ops)
         return sorted(set(changed))
 
-
-def remove_empty(folder: Path) -> None:
-    try:
-        os.rmdir(folder)
-    except OSError:
-        pass

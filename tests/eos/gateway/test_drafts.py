@@ -69,7 +69,7 @@ def test_a_draft_says_when_it_expires_and_goes_undecided(chat, oai, client, core
     assert client.post(f"{DRAFTS}/{draft['id']}/save").json()["error"]["code"] == "DRAFT_NOT_FOUND"
     assert not (home / "bases/default/handbook/saved/note-0.md").exists()
     # Purged at start: the row is gone from the database, not only hidden.
-    again = Astralyx(Settings.load(home))
+    again = Astralyx(Settings.load(home)).start()
     try:
         assert again.db.one("SELECT count(*) AS n FROM model_drafts")["n"] == 0
     finally:
@@ -80,13 +80,13 @@ def test_the_expiry_is_a_setting(chat, oai, client, core, home, monkeypatch):
     propose(chat, oai, 2)
     age(core, 3)
     monkeypatch.setenv("ASTRALYX_DRAFT_EXPIRY_DAYS", "30")
-    kept = Astralyx(Settings.load(home))
+    kept = Astralyx(Settings.load(home)).start()
     try:
         assert kept.db.one("SELECT count(*) AS n FROM model_drafts")["n"] == 2
     finally:
         kept.close()
     monkeypatch.setenv("ASTRALYX_DRAFT_EXPIRY_DAYS", "2")
-    purged = Astralyx(Settings.load(home))
+    purged = Astralyx(Settings.load(home)).start()
     try:
         assert purged.saves.draft_days == 2
         assert purged.db.one("SELECT count(*) AS n FROM model_drafts")["n"] == 0

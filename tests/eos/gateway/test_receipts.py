@@ -92,7 +92,7 @@ def test_verify_names_the_tampered_field(chat, oai, client, tmp_path):
 
 def test_verify_says_wrong_key(chat, oai, client, tmp_path):
     document, _ = one_receipt(chat, oai, client)
-    other = Astralyx(Settings.load(tmp_path / "other-home"))
+    other = Astralyx(Settings.load(tmp_path / "other-home")).start()
     try:
         foreign = other.receipts.issue(workspace="default", deployment="chat", caller="k", tool="search_knowledge",
                                        function="search_knowledge", knowledge_base="handbook", arguments="{}",

@@ -119,7 +119,7 @@ def test_cli_gives_lists_and_removes_tools_as_the_doc_shows(astra, client, bases
 def test_an_edge_gateway_answers_built_in_tools_as_unavailable(home, chat, client):
     from starlette.testclient import TestClient
 
-    edge = Astralyx(Settings.load(home, edge=True))
+    edge = Astralyx(Settings.load(home, edge=True)).start()
     try:
         edge_client = TestClient(create_app(edge), headers=dict(client.headers))
         chat.reply(tool_calls=[("search_knowledge", {"query": "vacation"}),

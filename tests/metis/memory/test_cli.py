@@ -14,7 +14,7 @@ from astralyx.core import Astralyx
 @pytest.fixture
 def kept(astra, home):
     astra("metis", "create", "team", "--kind", "memory")
-    core = Astralyx(Settings.load(home))
+    core = Astralyx(Settings.load(home)).start()
     try:
         ana = {"subject": "Ana", "attribute": "role"}
         out = core.memory.keep(Actor.local_owner("default"), "team", [

@@ -243,7 +243,7 @@ def test_a_split_interrupted_by_a_crash_is_finished_at_start(core, client, team)
     (team.folder / JOURNAL).write_text(json.dumps({"ops": ops}))
     (team.folder / ops[0][0]).parent.mkdir(parents=True, exist_ok=True)
     (team.folder / ops[0][0]).write_text(ops[0][1])
-    fresh = Astralyx(Settings.load(core.home))
+    fresh = Astralyx(Settings.load(core.home)).start()
     try:
         fresh.memory.repair_interrupted()
     finally:

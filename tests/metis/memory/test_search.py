@@ -71,7 +71,7 @@ def test_a_crash_is_repaired_at_start_and_the_index_follows(core, admin, team, c
     new = Fact("f_" + "e" * 16, "Ana", "role", "Ana works in research.", "chat: y", "2026-10-12", "2099-01-01T00:00:00Z")
     ops = [(f"notes/memory/{new.id}.md", render(new)), (f"notes/memory/{old['id']}.md", None)]
     (team.folder / JOURNAL).write_text(json.dumps({"ops": ops}))  # crashed before applying anything
-    fresh = Astralyx(Settings.load(core.home))  # start: the interrupted change is finished
+    fresh = Astralyx(Settings.load(core.home)).start()  # start: the interrupted change is finished
     try:
         assert not (team.folder / JOURNAL).exists()
         results = fresh.search.search(admin, "team", "Ana role")["results"]

@@ -168,7 +168,7 @@ def test_repair_two_current_facts_for_one_key_the_later_said_wins(core, admin, t
     (folder / "history").mkdir()
     (folder / f"{c.id}.md").write_text(render(c.with_(fact="Bruno lives in Olinda.")))
     (folder / "history" / f"{c.id}.md").write_text(render(c.with_(status="history")))
-    fresh = Astralyx(Settings.load(core.home))
+    fresh = Astralyx(Settings.load(core.home)).start()
     try:
         data = fresh.memory.list(admin, "team", history=True)
     finally:
@@ -192,7 +192,7 @@ def test_repair_replays_an_interrupted_batch(core, admin, team, client):
     ]
     (team.folder / JOURNAL).write_text(json.dumps({"ops": ops}))
     (team.folder / ops[0][0]).write_text(ops[0][1])
-    fresh = Astralyx(Settings.load(core.home))
+    fresh = Astralyx(Settings.load(core.home)).start()
     try:
         item = fresh.memory.list(admin, "team", history=True)["subjects"][0]["facts"][0]
     finally:
@@ -308,7 +308,7 @@ import sys
 from astralyx.auth.actor import Actor
 from astralyx.config import Settings
 from astralyx.core import Astralyx
-core = Astralyx(Settings.load(sys.argv[1]))
+core = Astralyx(Settings.load(sys.argv[1])).start()
 n = int(sys.argv[2])
 for i in range(6):
     core.memory.keep(Actor.local_owner("default"), "team", [
