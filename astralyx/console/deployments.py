@@ -191,7 +191,7 @@ def _form_request(form: Any, model: str) -> DeployRequest:
 async def _deploy(ctx: Ctx, request: DeployRequest) -> Response:
     dep = await ctx.call(deploy_model, ctx.actor, ctx.core.deployments, ctx.core.models, request)
     message = f"Deployed {dep.name}: {dep.spec.model} ({dep.spec.kind})"
-    if dep.spec.resources.min == 0:
+    if dep.spec.scales_to_zero:
         message += "; it scales to zero when idle"
     if dep.spec.kind == "chat":
         message += ". Its Tools tab gives it knowledge bases to search and save to"

@@ -217,3 +217,16 @@ def test_a_deployment_scaled_to_zero_says_so(signed_in, live_server):
     page.goto("/eos/deployments/e5-zero")
     expect(page.get_by_role("row", name="Health")).to_contain_text("scaled to zero")
     expect(page.get_by_role("row", name="Resources")).to_contain_text("scales to zero when idle")
+
+
+def test_an_upstream_deployment_with_min_0_does_not_say_it_scales_to_zero(signed_in, live_server, scripted_openai):
+    page, core = signed_in, live_server.core
+    from astralyx.eos.deployments import parse_spec
+
+    # An upstream model runs on its own server: min 0 unloads nothing here (spec.scales_to_zero is False).
+    spec = parse_spec({"model": "qwen3:4b", "kind": "chat", "runtime": {"type": "upstream", "url": scripted_openai.url},
+                       "resources": {"min": 0, "max": 1}})
+    core.deployments.put(OWNER, "default", "remote-zero", spec)
+    page.goto("/eos/deployments/remote-zero")
+    expect(page.get_by_role("row", name="Resources")).to_contain_text("0–1 replicas")
+    expect(page.get_by_role("row", name="Resources")).not_to_contain_text("scales to zero")
