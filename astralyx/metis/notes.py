@@ -247,8 +247,9 @@ class Notes:
                 raise Conflict(f"A note {path!r} exists already: choose another path or replace it", code="NOTE_EXISTS")
             _check_version(file, path, if_match)
             data = render(metadata or {}, content).encode()
-            self.writer.write(base, f"{AREAS[area]}/{path}", data)
+            change = self.writer.write(base, f"{AREAS[area]}/{path}", data, emit=False)
             note = self._note(base, area, path, data, file)
+        self.writer.emit([change])  # the lock is not held while the index reads the note
         return note, not exists
 
     def delete(self, actor: Actor, base_name: str, area: str, path: str, *, if_match: str | None = None) -> None:
@@ -264,7 +265,9 @@ class Notes:
             if not file.exists():
                 raise NotFound(f"No note {path!r} in {base.name}/{AREAS[area]}", code="NOTE_NOT_FOUND")
             _check_version(file, path, if_match)
-            self.writer.remove(base, f"{AREAS[area]}/{path}", prune=True)
+            gone = self.writer.remove(base, f"{AREAS[area]}/{path}", prune=True, emit=False)
+        if gone is not None:
+            self.writer.emit([gone])
 
 
 def _check_version(file: Path, path: str, if_match: str | None) -> None:

@@ -112,7 +112,8 @@ class Documents:
         target = base.folder / UPLOADS / name
         with folder_lock(base.folder):
             replaced = target.exists()
-            self.writer.write(base, f"{UPLOADS}/{name}", data)  # indexed now, or right after a running sync
+            change = self.writer.write(base, f"{UPLOADS}/{name}", data, emit=False)
+        self.writer.emit([change])  # indexed now, or right after a sync that is running
         doc = self.index.store(base).document(f"{UPLOADS}/{name}")
         return {
             "name": name,
@@ -153,7 +154,9 @@ class Documents:
         with folder_lock(base.folder):
             if not target.is_file() or target.is_symlink():
                 raise NotFound(f"No uploaded file {name!r} in {base.name}: `astra metis files` lists them", code="FILE_NOT_FOUND")
-            self.writer.remove(base, f"{UPLOADS}/{name}")
+            gone = self.writer.remove(base, f"{UPLOADS}/{name}", emit=False)
+        if gone is not None:
+            self.writer.emit([gone])
 
     def documents(self, actor: Actor, base_name: str) -> dict[str, Any]:
         actor.require(READ)

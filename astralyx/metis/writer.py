@@ -3,6 +3,7 @@ each told as a typed change to the subscribers (the index, subscribed once in co
 
 Notes, a model's saves (through notes), a memory's facts and uploads all write here, so whatever
 follows the files (the index today, a second engine tomorrow) hears of every change the same way.
+A subscriber reads the file as it is when told, so the order it is told in never leaves it stale.
 The areas of a base's folder and the one rule of which files are a memory's facts live here too.
 """
 
@@ -66,9 +67,9 @@ class Writer:
         data = data.encode() if isinstance(data, str) else data
         with folder_lock(base.folder):
             atomic_write(base.folder / relpath, data)
-            change = FileChange(base, relpath, area_of(base, relpath), sha256(data))
-            if emit:  # under the lock: subscribers hear of changes in the order they were made
-                self.emit([change])
+        change = FileChange(base, relpath, area_of(base, relpath), sha256(data))
+        if emit:
+            self.emit([change])
         return change
 
     def remove(self, base: KnowledgeBase, relpath: str, *, prune: bool = False, emit: bool = True) -> FileChange | None:
@@ -82,14 +83,15 @@ class Writer:
             fsync_dir(file.parent)
             if prune:
                 _prune_empty(file.parent, base.folder / relpath.split("/", 1)[0])
-            change = FileChange(base, relpath, area_of(base, relpath), None)
-            if emit:
-                self.emit([change])
+        change = FileChange(base, relpath, area_of(base, relpath), None)
+        if emit:
+            self.emit([change])
         return change
 
     def emit(self, changes: Iterable[FileChange]) -> None:
-        """Tell every subscriber of each change. A subscriber that fails is logged: the file is safe on disk,
-        and what follows it catches up (`astra metis sync`)."""
+        """Tell every subscriber of each change. With emit=False above the caller tells once its step is done
+        (after letting go of the folder lock: it is not held while the index reads the file). A subscriber
+        that fails is logged: the file is safe on disk, and what follows it catches up (`astra metis sync`)."""
         for change in changes:
             for subscriber in self.subscribers:
                 try:
