@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -184,22 +186,32 @@ class GatedEmbedder(ConceptEmbedder):
         return super().embed_passages(texts)
 
 
-def test_a_note_written_during_a_sync_does_not_wait_for_it_and_is_indexed_after(core, tmp_path):
+@contextmanager
+def sync_held(core, tmp_path, name: str = "busy") -> Iterator[list[str]]:
+    """A base `name` (a source folder with a.md) whose sync is held in its first embedding: the body runs
+    mid-sync; on leaving, the sync goes on and finishes. Yields the order of events ("synced" last)."""
     import threading
 
     src = tmp_path / "docs"
     src.mkdir()
     (src / "a.md").write_text("# A\n\nalpha text\n")
     gated = GatedEmbedder()
-    make_base(core, "busy", embedder=gated, sources=[src])
+    make_base(core, name, embedder=gated, sources=[src])
     order: list[str] = []
-    sync = threading.Thread(target=lambda: (core.documents.sync(owner(), "busy"), order.append("synced")))
+    sync = threading.Thread(target=lambda: (core.documents.sync(owner(), name), order.append("synced")))
     sync.start()
     assert gated.entered.wait(30)
-    core.notes.write(owner(), "busy", "notes", "late.md", "# Late\n\nwritten during the sync")
-    order.append("note written")
-    gated.release.set()
-    sync.join(30)
+    try:
+        yield order
+    finally:
+        gated.release.set()
+        sync.join(30)
+
+
+def test_a_note_written_during_a_sync_does_not_wait_for_it_and_is_indexed_after(core, tmp_path):
+    with sync_held(core, tmp_path) as order:
+        core.notes.write(owner(), "busy", "notes", "late.md", "# Late\n\nwritten during the sync")
+        order.append("note written")
     assert order == ["note written", "synced"]
     assert labels(core.search.search(owner(), "busy", "written during"))[0] == "notes:busy/late.md"
     assert labels(core.search.search(owner(), "busy", "alpha"))[0] == "docs:busy/a.md"

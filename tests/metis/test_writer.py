@@ -11,7 +11,7 @@ import pytest
 from astralyx.metis.writer import FileChange
 from astralyx.util import sha256
 
-from .test_index import GatedEmbedder, labels, make_base, owner
+from .test_index import labels, make_base, owner, sync_held
 
 FACT = {"subject": "Ana", "attribute": "role", "fact": "Ana leads the data team.", "source": "chat", "said_at": "2026-09-01"}
 
@@ -73,20 +73,10 @@ def test_a_subscriber_that_fails_loses_no_file(core):
 
 
 def test_an_upload_during_a_sync_does_not_wait_for_it_and_is_indexed_after(core, tmp_path):
-    src = tmp_path / "docs"
-    src.mkdir()
-    (src / "a.md").write_text("# A\n\nalpha text\n")
-    gated = GatedEmbedder()
-    make_base(core, "busy", embedder=gated, sources=[src])
-    order: list[str] = []
-    sync = threading.Thread(target=lambda: (core.documents.sync(owner(), "busy"), order.append("synced")))
-    sync.start()
-    assert gated.entered.wait(30)
-    answer = core.documents.upload(owner(), "busy", "late.md", b"# Late\n\nuploaded during the sync\n")
-    order.append("uploaded")
-    assert answer["name"] == "late.md" and answer["size"] > 0
-    gated.release.set()
-    sync.join(30)
+    with sync_held(core, tmp_path) as order:
+        answer = core.documents.upload(owner(), "busy", "late.md", b"# Late\n\nuploaded during the sync\n")
+        order.append("uploaded")
+        assert answer["name"] == "late.md" and answer["size"] > 0
     assert order == ["uploaded", "synced"]
     assert labels(core.search.search(owner(), "busy", "uploaded during"))[0] == "docs:busy/late.md"
 
