@@ -120,7 +120,7 @@ async def upload(ctx: Ctx) -> Response:
     form = await ctx.form()
     file = form.get("file")
     if isinstance(file, str) or file is None or not file.filename:
-        raise AstralyxError("Choose a file to upload", code="NO_FILE", status=400)
+        raise AstralyxError("Choose a file to upload", code="NO_FILE")
     data = await file.read()
     result = await ctx.call(ctx.core.documents.upload, ctx.actor, name, file.filename, data)
     return ctx.redirect(f"/metis/knowledge-bases/{name}", f"Uploaded {file.filename}: {result.get('chunks', 0)} passages")
@@ -181,7 +181,7 @@ async def delete_base(ctx: Ctx) -> Response:
     name = ctx.request.path_params["name"]
     form = await ctx.form()
     if str(form.get("confirm_name") or "").strip() != name:
-        raise AstralyxError(f"Type the base's name, {name}, to delete it", code="CONFIRM_NAME", status=400)
+        raise AstralyxError(f"Type the base's name, {name}, to delete it", code="CONFIRM_NAME")
     base = await ctx.call(ctx.core.bases.get, ctx.actor, name)
     await ctx.call(ctx.core.bases.delete, ctx.actor, name)
     back = "/metis/memory" if base.kind == "memory" else "/metis/knowledge-bases"

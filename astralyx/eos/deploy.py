@@ -39,6 +39,12 @@ def default_name(model: str) -> str:
     return model.replace(":", "-").replace(".", "-").lower()
 
 
+def name_for(models: Models, request: DeployRequest) -> str:
+    """The deployment's name: the one asked for, else the default from the library model's (or upstream's) name."""
+    entry = models.resolve(request.model)
+    return request.name or default_name(entry.name if entry else request.model)
+
+
 def deploy(
     actor: Actor, deployments: Deployments, models: Models, request: DeployRequest,
     *, existing: Literal["refuse", "replace"] = "refuse",
@@ -63,7 +69,7 @@ def deploy(
                            ("timeout", request.timeout)):
             if value:
                 runtime[key] = value
-    name = request.name or default_name(model_name)
+    name = name_for(models, request)
     spec: dict[str, Any] = {"model": model_name, "kind": kind, "runtime": runtime,
                             "resources": {"cpu": request.cpu, "min": request.min, "max": request.max}}
     current = deployments.find(actor.workspace, name)
