@@ -626,7 +626,7 @@ class Models:
         actor.require(WORKSPACES_MANAGE)
         model = self.get(name)
         if model.engine != "llama" or model.source == "package":
-            raise Invalid(f"{model.name} is shipped by a package: uninstall {model.package} instead", code="MODEL_SHIPPED")
+            raise Conflict(f"{model.name} is shipped by a package: uninstall {model.package} instead", code="MODEL_SHIPPED")
         (self.folder / f"{model.name}.gguf").unlink(missing_ok=True)
         (self.folder / f"{model.name}.json").unlink(missing_ok=True)
         self._downloads.pop(model.name, None)

@@ -16,7 +16,7 @@ from ..auth.roles import MANAGE_BASES, READ
 from ..eos.deployments import Deployments
 from ..errors import Conflict, Invalid, NotFound, validation_message
 from ..sqlite import Database
-from ..util import check_name, iso, new_id
+from ..util import NAME_RE, check_name, iso, new_id
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS bases (
@@ -68,7 +68,8 @@ class BaseSpec(BaseModel):
 
 class Metadata(BaseModel):
     model_config = ConfigDict(extra="ignore")
-    name: str
+    # check_name() refuses others, with its message; the pattern says so in the API's schema.
+    name: str = Field(json_schema_extra={"pattern": NAME_RE.pattern})
 
 
 class BaseRequest(BaseModel):

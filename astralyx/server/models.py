@@ -16,9 +16,17 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from ..eos.deploy import DeployRequest
 from ..eos.deployments import DeploymentSpec
 from ..metis.bases import BaseRequest, BaseSpec
-from ..metis.memory.facts import FactIn
+from ..metis.memory.facts import DATE_SCHEMA, ONE_LINE, FactIn
 from ..metis.memory.service import MAX_BATCH
 from ..metis.search import MAX_QUERY_CHARS, MAX_RESULTS
+from ..util import NAME_RE
+
+
+# What the domain checks, said in the schema too (the domain's check and message stay the one rule).
+NAME = {"pattern": NAME_RE.pattern, "maxLength": 64}
+DATE = DATE_SCHEMA
+DATE_PARAM = {"anyOf": DATE_SCHEMA["anyOf"][:2]}
+TEXT = {"pattern": r"^[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f]*$"}  # a note: tabs and line breaks, no other control
 
 
 class Body(BaseModel):
@@ -61,10 +69,10 @@ class SearchIn(Body):
     invalid = ("search", "INVALID_QUERY")
     model_config = ConfigDict(extra="forbid")
     query: str = Field(pattern=r"\S", max_length=MAX_QUERY_CHARS, description="The words or question to search for")
-    max_results: int = Field(default=MAX_RESULTS, ge=1, strict=True,
+    max_results: int = Field(default=MAX_RESULTS, ge=1,
                              description=f"At most this many passages (at most {MAX_RESULTS})")
     as_of: str | None = Field(default=None, description="What held on this date (memory bases): 2026-09-30, or a date-time",
-                              examples=["2026-09-30"])
+                              examples=["2026-09-30"], json_schema_extra=DATE)
 
 
 # -- memory ------------------------------------------------------------------------------------------
@@ -88,23 +96,25 @@ class FactsIn(Body):
 
 class Correction(Body):
     invalid = ("correction", "INVALID_FACT")
-    model_config = ConfigDict(extra="forbid")
-    fact: str | None = None
-    said_at: str | None = None
-    source: str | None = None
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"minProperties": 1})
+    # null is taken as not given; the schema asks for what changes (at least one field of it).
+    fact: str | None = Field(default=None, description="The corrected sentence", json_schema_extra={"type": "string", **ONE_LINE})
+    said_at: str | None = Field(default=None, json_schema_extra=DATE_PARAM)
+    source: str | None = Field(default=None, json_schema_extra={"type": "string", **ONE_LINE})
 
 
 class Message(BaseModel):
     model_config = ConfigDict(extra="allow")
     role: str = Field(examples=["user"])
     content: Any = Field(default=None, description="The message's text")
-    date: str | None = Field(default=None, description="When it was said: 2026-10-12 or a date-time")
+    date: str | None = Field(default=None, description="When it was said: 2026-10-12 or a date-time", json_schema_extra=DATE)
 
 
 class ConversationIn(Body):
     invalid = ("conversation", "INVALID_CONVERSATION")
     source: str | None = Field(default=None, description="Where the conversation comes from, kept with each fact")
-    said_at: str | None = Field(default=None, description="When it was said, for messages without a date")
+    said_at: str | None = Field(default=None, description="When it was said, for messages without a date",
+                                json_schema_extra=DATE)
     messages: list[Message] = Field(description="The conversation, oldest first")
 
 
@@ -133,6 +143,7 @@ class DeploymentIn(Body):
 class DeployIn(DeployRequest, Body):
     invalid = ("deployment", "INVALID_SPEC")
     model_config = ConfigDict(extra="forbid")
+    name: str | None = Field(default=None, description="Deployment name (default: from the model's)", json_schema_extra=NAME)
     replace: bool = Field(default=False, description="A deployment of that name exists: replace it, keeping its tools "
                           "and sharing (else 409 DEPLOYMENT_EXISTS)")
 
@@ -156,7 +167,7 @@ class AddModel(Body):
 class EmbeddingsIn(Body):
     invalid = ("embeddings request", "INVALID_REQUEST")
     model_config = ConfigDict(extra="allow")
-    model: str = Field(description="An embedding deployment of the workspace", examples=["e5-small"])
+    model: str = Field(min_length=1, description="An embedding deployment of the workspace", examples=["e5-small"])
     input: str | list[str] = Field(description="A text or a list of texts")
     encoding_format: Literal["float", "base64"] | None = None
     input_type: Literal["query", "passage", "document"] | None = Field(
@@ -169,7 +180,7 @@ class ChatIn(Body):
 
     invalid = ("chat completion request", "INVALID_REQUEST")
     model_config = ConfigDict(extra="allow")
-    model: str = Field(description="A chat deployment's name, or <workspace>/<name> for one shared with you")
+    model: str = Field(min_length=1, description="A chat deployment's name, or <workspace>/<name> for one shared with you")
     messages: list[dict[str, Any]] = Field(min_length=1)
     stream: bool = Field(default=False, description="Server-sent events, ending with data: [DONE]")
     tools: list[dict[str, Any]] | None = Field(default=None, description="Your own tools, beside the built-in ones")

@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import Literal
 
 from fastapi import APIRouter, Depends
+from pydantic import Field
 
 from ...auth.actor import Actor
 from ...core import Astralyx
 from ..deps import get_actor, get_core
-from ..models import Body
+from ..models import NAME, Body
 from ..openapi import errors
 
 router = APIRouter(tags=["access"])
@@ -17,7 +18,7 @@ router = APIRouter(tags=["access"])
 
 class WorkspaceIn(Body):
     invalid = ("workspace", "INVALID_NAME")
-    name: str
+    name: str = Field(json_schema_extra=NAME)
 
 
 class KeyIn(Body):

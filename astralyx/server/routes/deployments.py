@@ -5,14 +5,14 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from fastapi import APIRouter, Body, Depends, Query
+from fastapi import APIRouter, Body, Depends, Path, Query
 from fastapi.responses import JSONResponse
 
 from ...auth.actor import Actor
 from ...core import Astralyx
 from ...eos.deploy import DeployRequest, deploy, name_for
 from ..deps import get_actor, get_core
-from ..models import DeployIn, DeploymentIn
+from ..models import NAME, DeployIn, DeploymentIn
 from ..openapi import errors
 
 router = APIRouter(prefix="/eos/deployments", tags=["deployments"])
@@ -69,7 +69,7 @@ def get_deployment(name: str, actor: Actor = Depends(get_actor), core: Astralyx 
 
 @router.put("/{name}", responses=errors(404))
 def put_deployment(
-    name: str,
+    name: str = Path(json_schema_extra=NAME),
     body: DeploymentIn = Body(..., examples=[EXAMPLE]),
     actor: Actor = Depends(get_actor),
     core: Astralyx = Depends(get_core),

@@ -8,13 +8,13 @@ read, correct and forget one (DELETE ?history=true also forgets the older facts 
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, Query
 
 from ...auth.actor import Actor
 from ...core import Astralyx
 from ...metis.memory.service import fact_dict
 from ..deps import get_actor, get_core
-from ..models import Correction, FactsIn
+from ..models import DATE_PARAM, Correction, FactsIn
 from ..openapi import errors
 
 router = APIRouter(prefix="/metis/knowledge-bases/{base}/memory", tags=["memory"])
@@ -31,7 +31,7 @@ def keep_facts(base: str, body: FactsIn, actor: Actor = Depends(get_actor), core
 def list_facts(
     base: str,
     history: bool = False,
-    as_of: str | None = None,
+    as_of: str | None = Query(None, description="What held on this date", json_schema_extra=DATE_PARAM),
     actor: Actor = Depends(get_actor),
     core: Astralyx = Depends(get_core),
 ) -> dict:

@@ -17,14 +17,15 @@ from ...errors import BadRequest
 from ...metis.notes import Note, parse, render
 from ..body import parse_json
 from ..deps import get_actor, get_core
+from ..models import TEXT
 from ..openapi import errors
 
 # The body is read here (JSON or the markdown file itself), so the schema is said rather than inferred.
 NOTE_BODY = {"requestBody": {"required": True, "content": {
     "application/json": {"schema": {"type": "object", "properties": {
         "metadata": {"type": "object", "description": "The front matter (title, tags, …)"},
-        "content": {"type": "string", "description": "The note's markdown"}}}},
-    "text/markdown": {"schema": {"type": "string", "description": "The file: front matter, then markdown"}}}}}
+        "content": {"type": "string", "description": "The note's markdown", **TEXT}}}},
+    "text/markdown": {"schema": {"type": "string", "description": "The file: front matter, then markdown", **TEXT}}}}}
 NOTE_ANSWER = {"description": "The note (or with Accept: text/markdown the file itself); its version is the ETag",
                "content": {"application/json": {}, "text/markdown": {"schema": {"type": "string"}}}}
 

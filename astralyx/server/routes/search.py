@@ -62,7 +62,7 @@ async def reindex(
 @router.post("/files", status_code=201, responses=errors(404, 409, 503))
 async def upload(
     base: str,
-    file: list[UploadFile] = File(..., description="One or more files: Markdown, plain text, HTML or PDF"),
+    file: list[UploadFile] = File(..., min_length=1, description="One or more files: Markdown, plain text, HTML or PDF"),
     actor: Actor = Depends(get_actor),
     core: Astralyx = Depends(get_core),
 ) -> dict:
