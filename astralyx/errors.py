@@ -36,6 +36,7 @@ CODES: dict[str, tuple[int, str]] = {
     "FILE_NOT_FOUND": (404, "No uploaded file of that name in the base"),
     "MODEL_NOT_FOUND": (404, "No model (or model family) of that name in the library"),
     "NOTE_NOT_FOUND": (404, "No note at that path"),
+    "BASE_NOT_OFFERED": (404, "The MCP server was started without that base (--base)"),
     "NO_MEMORY": (404, "The workspace has no memory base to keep facts in"),
     "RECEIPT_NOT_FOUND": (404, "No receipt of that id"),
     "SAVE_NOT_FOUND": (404, "No model save of that id in the base"),
@@ -62,6 +63,7 @@ CODES: dict[str, tuple[int, str]] = {
     # 413: too much at once
     "TOO_LARGE": (413, "The request body is over the size limit"),
     "FILE_TOO_LARGE": (413, "An uploaded file is over the size limit"),
+    "CONVERSATION_TOO_LONG": (413, "The conversation is too long for the extractor to read at once"),
     "NOTE_TOO_LARGE": (413, "A note is over 10,000,000 characters"),
     # 415
     "UNSUPPORTED_MEDIA_TYPE": (415, "The body's content type is not one the route takes"),
@@ -114,8 +116,17 @@ CODES: dict[str, tuple[int, str]] = {
     "DEPLOYMENT_UNAVAILABLE": (503, "The deployment does not answer"),
     "EMBEDDING_UNAVAILABLE": (503, "The base's embedding deployment does not answer"),
     "EXTRACTOR_UNAVAILABLE": (503, "The memory's extractor deployment does not answer"),
+    "MODEL_HUB_UNREACHABLE": (503, "The model hub cannot be reached: download the file elsewhere and add it"),
+    "TOOL_UNAVAILABLE": (503, "A built-in tool cannot run on this edge server (a tool result, not an HTTP answer)"),
     "MODEL_PACKAGE_MISSING": (503, "The package that ships the model is not installed"),
 }
+
+def table() -> str:
+    """The README's table of codes (between its `error codes` markers; a test keeps the two the same)."""
+    rows = sorted(CODES.items(), key=lambda item: (item[1][0], item[0]))
+    return "\n".join(["| Status | Code | Meaning |", "|-------:|------|---------|",
+                      *(f"| {status} | `{code}` | {meaning} |" for code, (status, meaning) in rows)])
+
 
 def status_of(code: str, default: int = 400) -> int:
     """The HTTP status of a code (`default` for one the list does not have: a test keeps that from happening)."""

@@ -8,9 +8,8 @@ from typing import Any, get_args
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from fastapi.routing import APIRoute
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.routing import Match, Route
+from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..errors import AstralyxError, status_of
@@ -53,13 +52,13 @@ def _body_model(request: Request) -> type[Any] | None:
     return None
 
 
+METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+
+
 def allowed_methods(request: Request) -> list[str]:
-    """Every method the path takes, over all its routes (Starlette names only the first route's)."""
-    methods: set[str] = set()
-    for route in request.app.router.routes:
-        if isinstance(route, Route | APIRoute) and route.methods and route.matches(request.scope)[0] != Match.NONE:
-            methods |= route.methods
-    return sorted(methods)
+    """Every method the path takes, over all its routes (Starlette's 405 names only the first route's)."""
+    routes = request.app.router.routes
+    return [m for m in METHODS if any(r.matches({**request.scope, "method": m})[0] == Match.FULL for r in routes)]
 
 
 def install(app: FastAPI) -> None:

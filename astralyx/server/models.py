@@ -12,6 +12,7 @@ import re
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic.json_schema import JsonDict
 
 from ..eos.deploy import DeployRequest
 from ..eos.deployments import DeploymentSpec
@@ -21,12 +22,11 @@ from ..metis.memory.service import MAX_BATCH
 from ..metis.search import MAX_QUERY_CHARS, MAX_RESULTS
 from ..util import NAME_RE
 
-
 # What the domain checks, said in the schema too (the domain's check and message stay the one rule).
-NAME = {"pattern": NAME_RE.pattern, "maxLength": 64}
-DATE = DATE_SCHEMA
-DATE_PARAM = {"anyOf": DATE_SCHEMA["anyOf"][:2]}
-TEXT = {"pattern": r"^[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f]*$"}  # a note: tabs and line breaks, no other control
+NAME: JsonDict = {"pattern": NAME_RE.pattern, "maxLength": 64}
+DATE: JsonDict = DATE_SCHEMA
+DATE_PARAM: JsonDict = {"anyOf": [{"type": "string", "format": "date"}, {"type": "string", "format": "date-time"}]}
+TEXT: JsonDict = {"pattern": r"^[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f]*$"}  # a note: tabs and line breaks, no other control
 
 
 class Body(BaseModel):

@@ -15,6 +15,7 @@ from typing import Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic.json_schema import JsonDict
 from pydantic_core import PydanticCustomError
 
 from ...errors import Invalid
@@ -63,8 +64,9 @@ class Fact:
 # The rules of one_line() and normalize_said_at() as the API's schema says them (they stay the checks).
 # Not blank, and no control character that is not whitespace: what _CONTROL refuses once whitespace is one space.
 _CTRL = "\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f\u202a-\u202e\u2066-\u2069"
-ONE_LINE = {"pattern": f"^[^{_CTRL}]*[^{_CTRL}\\s][^{_CTRL}]*$"}
-DATE_SCHEMA = {"anyOf": [{"type": "string", "format": "date"}, {"type": "string", "format": "date-time"}, {"type": "null"}]}
+ONE_LINE: JsonDict = {"pattern": f"^[^{_CTRL}]*[^{_CTRL}\\s][^{_CTRL}]*$"}
+DATE_SCHEMA: JsonDict = {"anyOf": [{"type": "string", "format": "date"}, {"type": "string", "format": "date-time"},
+                                   {"type": "null"}]}
 
 
 class FactIn(BaseModel):
