@@ -10,7 +10,7 @@ from starlette.routing import Route
 
 from ..auth.roles import DEPLOYMENTS_CALL
 from ..errors import AstralyxError, NotFound
-from ..metis.bases import parse_request
+from ..metis.bases import new_base, parse_request
 from ..util import quoted
 from .web import Ctx, page
 
@@ -28,17 +28,11 @@ def deployment_choices(ctx: Ctx) -> dict[str, list[str]]:
 
 
 def base_request(form: Any, kind: str | None = None) -> dict[str, Any]:
-    """The API's create body from the console's form (the same JSON the docs show)."""
+    """The API's create body from the console's form (the same JSON the docs show, made as the CLI makes it)."""
     kind = kind or str(form.get("kind") or "documents")
-    spec: dict[str, Any] = {"kind": kind, "sources": []}
-    folder = str(form.get("folder") or "").strip()
-    if folder and kind == "documents":
-        spec["sources"] = [{"folder": folder}]
-    for role in ("embedding", "extractor"):
-        value = str(form.get(role) or "").strip()
-        if value:
-            spec[role] = {"deployment": value}
-    return {"metadata": {"name": str(form.get("name") or "").strip()}, "spec": spec}
+    folder = str(form.get("folder") or "") if kind == "documents" else ""  # the form shows a folder for documents only
+    return new_base(str(form.get("name") or ""), kind, folders=[folder], embedding=str(form.get("embedding") or ""),
+                    extractor=str(form.get("extractor") or ""))
 
 
 @page

@@ -78,6 +78,23 @@ class BaseRequest(BaseModel):
     spec: BaseSpec = Field(default_factory=BaseSpec)
 
 
+def new_base(
+    name: str, kind: str = "documents", *, folders: builtins.list[str] | tuple[str, ...] = (),
+    embedding: str | None = None, extractor: str | None = None, mcp_save: str | None = None,
+) -> dict[str, Any]:
+    """A base's create request from a shell's choices (the CLI's options, the console's form), as the API's JSON.
+
+    Blank choices are no choice; what is left is checked where every create is, in `KnowledgeBases.create`.
+    """
+    spec: dict[str, Any] = {"kind": kind, "sources": [{"folder": f} for f in folders if f.strip()]}
+    for role, deployment in (("embedding", embedding), ("extractor", extractor)):
+        if deployment and deployment.strip():
+            spec[role] = {"deployment": deployment.strip()}
+    if mcp_save:
+        spec["mcp"] = {"save": mcp_save}
+    return {"metadata": {"name": name.strip()}, "spec": spec}
+
+
 @dataclass
 class KnowledgeBase:
     workspace: str
