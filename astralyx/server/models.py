@@ -187,3 +187,86 @@ class ChatIn(Body):
     n: Literal[1] | None = None
     metadata: dict[str, Any] | None = Field(default=None, description="conversation_title or conversation_id names "
                                             "the conversation in receipts")
+
+
+# -- answers -----------------------------------------------------------------------------------------
+# What the main routes answer, for the document (responses={200: {"model": …}}): the routes return the
+# domain's dicts as they are, and the schemathesis run checks the answers against these.
+class Answer(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class BaseMetadata(Answer):
+    name: str
+    workspace: str
+    created_at: str
+
+
+class BaseOut(Answer):
+    metadata: BaseMetadata
+    spec: BaseSpec
+
+
+class BaseList(Answer):
+    knowledge_bases: list[BaseOut]
+
+
+class DeploymentMetadata(BaseMetadata):
+    updated_at: str
+
+
+class Health(Answer):
+    ok: bool = Field(description="Whether it answers (or would, on the next call)")
+    detail: str | None = None
+    scaled_to_zero: bool | None = None
+
+
+class DeploymentOut(Answer):
+    metadata: DeploymentMetadata
+    spec: DeploymentSpec
+    status: Health | None = Field(default=None, description="Whether it answers (not after PUT)")
+    warnings: list[str] | None = Field(default=None, description="E.g. who may search a base through its tools")
+
+
+class DeploymentList(Answer):
+    deployments: list[DeploymentOut]
+
+
+class NoteOut(Answer):
+    path: str
+    area: Literal["notes", "saved"]
+    title: str
+    metadata: dict[str, Any]
+    content: str
+    version: str = Field(description="SHA-256 of the file, also the ETag")
+    updated_at: str | None = None
+
+
+class Passage(Answer):
+    ref: int = Field(description="The passage's number, to cite it as [1]")
+    document: str
+    title: str
+    where: str = Field(description="Headings › line, or the page")
+    text: str
+
+
+class SearchOut(Answer):
+    knowledge_base: str
+    mode: str = Field(description="hybrid, or keywords when the base has no vectors (yet)")
+    results: list[Passage]
+
+
+class KeptFacts(Answer):
+    knowledge_base: str
+    facts: list[dict[str, Any]] = Field(description="What became of each fact, in order")
+    kept: int
+    replaced: int
+    known: int
+    confirmed: int
+
+
+class WhoAmI(Answer):
+    workspace: str
+    role: str
+    key_id: str | None
+    permissions: list[str]

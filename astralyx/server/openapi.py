@@ -25,6 +25,12 @@ def errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
     return {status: {"model": ErrorBody, "description": _description(status)} for status in statuses}
 
 
+def ok(model: type, *statuses: int, status: int = 200) -> dict[int | str, dict[str, Any]]:
+    """responses= of a route that answers `model` (documented, not filtered: the route returns the domain's
+    dict as it is), and may answer these error statuses."""
+    return {status: {"model": model, "description": model.__doc__ or "The answer"}, **errors(*statuses)}
+
+
 def common() -> dict[int | str, dict[str, Any]]:
     return errors(*COMMON)
 

@@ -72,7 +72,8 @@ def test_the_api_and_the_cli_deploy_through_the_same_rule(client, astra):
     # The CLI asks to replace: deployed again, the tools stay; its errors are the domain's.
     out = astra("eos", "deploy", "qwen3:4b", "--max", "3").output
     assert out.startswith("deployed qwen3-4b-q4-k-m: qwen3-4b-q4-k-m (chat, embedded, any device, 1-3 replicas)")
-    assert [t["knowledge_base"] for t in client.get("/v1/eos/deployments/qwen3-4b-q4-k-m").json()["spec"]["tools"]] == ["handbook"]
+    tools = client.get("/v1/eos/deployments/qwen3-4b-q4-k-m").json()["spec"]["tools"]
+    assert [t["knowledge_base"] for t in tools] == ["handbook"]
     unknown = astra("eos", "deploy", "llama9:70b", ok=False)
     assert unknown.exit_code == 1 and "UNKNOWN_MODEL" in unknown.output and "give a server's URL" in unknown.output
     bad = client.post("/v1/eos/deployments", json={"model": "qwen3:4b", "min": -1})

@@ -10,8 +10,8 @@ from pydantic import Field
 from ...auth.actor import Actor
 from ...core import Astralyx
 from ..deps import get_actor, get_core
-from ..models import NAME, Body
-from ..openapi import errors
+from ..models import NAME, Body, WhoAmI
+from ..openapi import errors, ok
 
 router = APIRouter(tags=["access"])
 
@@ -56,7 +56,7 @@ def revoke_key(key_id: str, actor: Actor = Depends(get_actor), core: Astralyx = 
     return core.keys.revoke(actor, key_id).to_dict()
 
 
-@router.get("/whoami")
+@router.get("/whoami", responses=ok(WhoAmI))
 def whoami(actor: Actor = Depends(get_actor)) -> dict:
     return {
         "workspace": actor.workspace,

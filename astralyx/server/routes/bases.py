@@ -7,8 +7,8 @@ from fastapi import APIRouter, Body, Depends
 from ...auth.actor import Actor
 from ...core import Astralyx
 from ..deps import get_actor, get_core
-from ..models import BaseIn, BaseUpdate
-from ..openapi import errors
+from ..models import BaseIn, BaseList, BaseOut, BaseUpdate
+from ..openapi import errors, ok
 
 router = APIRouter(prefix="/metis/knowledge-bases", tags=["knowledge bases"])
 
@@ -23,12 +23,12 @@ EXAMPLE = {
 }
 
 
-@router.get("", responses=errors())
+@router.get("", responses=ok(BaseList))
 def list_bases(actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
     return {"knowledge_bases": [b.to_dict() for b in core.bases.list(actor)]}
 
 
-@router.post("", status_code=201, responses=errors(404, 409))
+@router.post("", status_code=201, responses=ok(BaseOut, 404, 409, status=201))
 def create_base(
     body: BaseIn = Body(..., examples=[EXAMPLE]),
     actor: Actor = Depends(get_actor),
@@ -38,12 +38,12 @@ def create_base(
     return core.bases.create(actor, body).to_dict()
 
 
-@router.get("/{name}", responses=errors(404))
+@router.get("/{name}", responses=ok(BaseOut, 404))
 def get_base(name: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
     return core.bases.get(actor, name).to_dict()
 
 
-@router.put("/{name}", responses=errors(404))
+@router.put("/{name}", responses=ok(BaseOut, 404))
 def update_base(
     name: str,
     body: BaseUpdate = Body(..., examples=[EXAMPLE]),

@@ -12,8 +12,8 @@ from ...auth.actor import Actor
 from ...core import Astralyx
 from ...eos.deploy import DeployRequest, deploy, name_for
 from ..deps import get_actor, get_core
-from ..models import NAME, DeployIn, DeploymentIn
-from ..openapi import errors
+from ..models import NAME, DeployIn, DeploymentIn, DeploymentList, DeploymentOut
+from ..openapi import errors, ok
 
 router = APIRouter(prefix="/eos/deployments", tags=["deployments"])
 
@@ -32,7 +32,7 @@ def _with_status(core: Astralyx, data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "status": core.runtimes.health(meta["workspace"], meta["name"])}
 
 
-@router.get("")
+@router.get("", responses=ok(DeploymentList))
 def list_deployments(
     health: bool = Query(True, description="Check whether each deployment answers (status)"),
     actor: Actor = Depends(get_actor),
@@ -46,8 +46,10 @@ def list_deployments(
     return {"deployments": items}
 
 
-@router.post("", status_code=201, responses={200: {"description": "Deployed again (replace: true): new model or "
-                                                     "resources, the same tools and sharing"}, **errors(409)})
+@router.post("", status_code=201, responses={
+    **ok(DeploymentOut, 409, status=201),
+    200: {"model": DeploymentOut,
+          "description": "Deployed again (replace: true): new model or resources, the same tools and sharing"}})
 def deploy_model(
     body: DeployIn = Body(..., examples=[{"model": "qwen3-4b-q4-k-m", "name": "qwen3-4b", "cpu": True, "min": 1, "max": 1}]),
     actor: Actor = Depends(get_actor),
@@ -62,12 +64,12 @@ def deploy_model(
     return JSONResponse(_with_status(core, dep.to_dict()), status_code=200 if existed else 201)
 
 
-@router.get("/{name}", responses=errors(404))
+@router.get("/{name}", responses=ok(DeploymentOut, 404))
 def get_deployment(name: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
     return _with_status(core, core.deployments.get(actor, name).to_dict())
 
 
-@router.put("/{name}", responses=errors(404))
+@router.put("/{name}", responses=ok(DeploymentOut, 404))
 def put_deployment(
     name: str = Path(json_schema_extra=NAME),
     body: DeploymentIn = Body(..., examples=[EXAMPLE]),

@@ -14,13 +14,13 @@ from ...auth.actor import Actor
 from ...core import Astralyx
 from ...metis.memory.service import fact_dict
 from ..deps import get_actor, get_core
-from ..models import DATE_PARAM, Correction, FactsIn
-from ..openapi import errors
+from ..models import DATE_PARAM, Correction, FactsIn, KeptFacts
+from ..openapi import errors, ok
 
 router = APIRouter(prefix="/metis/knowledge-bases/{base}/memory", tags=["memory"])
 
 
-@router.post("", responses=errors(404, 409))
+@router.post("", responses=ok(KeptFacts, 404, 409))
 def keep_facts(base: str, body: FactsIn, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
     """Keep facts: what became of each (change: new, replaces, older, known, or confirms — known, said on
     another date, which the fact records in said_again) and how many older facts were replaced."""

@@ -62,7 +62,7 @@ def add_model(
     return core.models.add(actor, name, file=body.file, chat_format=body.chat_format)
 
 
-@library.delete("/{name}", responses=errors(404, 422))
+@library.delete("/{name}", responses=errors(404, 409))
 def remove_model(name: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
     core.models.remove(actor, name)
     return {"deleted": name}

@@ -17,7 +17,7 @@ from ...errors import BadRequest
 from ...metis.notes import Note, parse, render
 from ..body import parse_json
 from ..deps import get_actor, get_core
-from ..models import TEXT
+from ..models import TEXT, NoteOut
 from ..openapi import errors
 
 # The body is read here (JSON or the markdown file itself), so the schema is said rather than inferred.
@@ -26,8 +26,8 @@ NOTE_BODY = {"requestBody": {"required": True, "content": {
         "metadata": {"type": "object", "description": "The front matter (title, tags, …)"},
         "content": {"type": "string", "description": "The note's markdown", **TEXT}}}},
     "text/markdown": {"schema": {"type": "string", "description": "The file: front matter, then markdown", **TEXT}}}}}
-NOTE_ANSWER = {"description": "The note (or with Accept: text/markdown the file itself); its version is the ETag",
-               "content": {"application/json": {}, "text/markdown": {"schema": {"type": "string"}}}}
+NOTE_ANSWER = {"model": NoteOut, "description": "The note (or with Accept: text/markdown the file itself); its version is "
+               "the ETag", "content": {"text/markdown": {"schema": {"type": "string"}}}}
 
 router = APIRouter(prefix="/metis/knowledge-bases/{base}", tags=["notes"])
 
@@ -73,7 +73,8 @@ def _mount(area: str) -> None:
         return JSONResponse(note.to_dict(), headers=_etag(note))
 
     @router.put(f"/{area}/{{path:path}}", name=f"write_{area}", openapi_extra=NOTE_BODY,
-                responses={200: {"description": "The note, changed"}, 201: {"description": "The note, created"},
+                responses={200: {"model": NoteOut, "description": "The note, changed"},
+                           201: {"model": NoteOut, "description": "The note, created"},
                            **errors(404, 409)})
     async def write_note(
         base: str,

@@ -18,8 +18,8 @@ from starlette.concurrency import run_in_threadpool
 from ...auth.actor import Actor
 from ...core import Astralyx
 from ..deps import get_actor, get_core
-from ..models import SearchIn
-from ..openapi import errors, ndjson_answer
+from ..models import SearchIn, SearchOut
+from ..openapi import errors, ndjson_answer, ok
 from ..streams import guarded, ndjson, with_progress
 
 log = logging.getLogger("astralyx")
@@ -89,7 +89,7 @@ def list_documents(base: str, actor: Actor = Depends(get_actor), core: Astralyx 
     return core.documents.documents(actor, base)
 
 
-@router.post("/search", responses=errors(404, 503))
+@router.post("/search", responses=ok(SearchOut, 404, 503))
 def search(
     base: str,
     body: SearchIn = Body(..., examples=[SEARCH_EXAMPLE]),
