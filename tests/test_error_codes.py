@@ -70,3 +70,14 @@ def test_a_method_not_taken_says_which_are(client):
     assert set(r.headers["allow"].split(", ")) == {"GET", "PUT", "DELETE"}
     r = client.patch("/v1/metis/knowledge-bases")
     assert r.status_code == 405 and set(r.headers["allow"].split(", ")) == {"GET", "POST"}
+
+
+def test_a_body_too_deep_or_not_sent_as_json_says_so(client):
+    deep = b"[" * 100_000
+    r = client.post("/v1/chat/completions", content=deep, headers={"content-type": "application/json"})
+    assert (r.status_code, r.json()["error"]["code"]) == (400, "INVALID_JSON")
+    # curl -d without -H 'content-type: application/json' sends form data: the answer says what to send.
+    for headers in ({}, {"content-type": "application/x-www-form-urlencoded"}):
+        r = client.post("/v1/chat/completions", content=deep, headers=headers)
+        assert (r.status_code, r.json()["error"]["code"]) == (415, "UNSUPPORTED_MEDIA_TYPE"), r.text
+        assert "Content-Type: application/json" in r.json()["error"]["message"]

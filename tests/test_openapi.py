@@ -108,3 +108,25 @@ def test_every_operation_answers_as_documented(seeded):
                 except (Exception, BaseExceptionGroup) as e:  # each operation's first failure, all of them reported at once
                     failures.setdefault(operation.label, f"{mode.value} {pinned}: {str(e)[:1500]}")
     assert not failures, "\n\n".join(f"{label}:\n{why}" for label, why in failures.items())
+
+
+def test_every_body_and_stream_is_in_the_document(client):
+    doc = client.get("/v1/openapi.json").json()
+    schemas = doc["components"]["schemas"]
+    untyped = []
+    for path, item in doc["paths"].items():
+        for method, op in item.items():
+            for media, content in op.get("requestBody", {}).get("content", {}).items():
+                schema = content.get("schema", {})
+                ref = schema.get("$ref") or next((s["$ref"] for s in schema.get("anyOf", []) if "$ref" in s), None)
+                fields = schemas[ref.rsplit("/", 1)[1]].get("properties") if ref else schema.get("properties")
+                if not fields and schema.get("type") != "string" and path != "/eos/receipts/verify":
+                    untyped.append(f"{method.upper()} {path} ({media})")
+    assert not untyped, f"bodies without fields in the document: {untyped}"
+    # The streams say their media types; every error answer has the error shape.
+    sync = doc["paths"]["/metis/knowledge-bases/{base}/sync"]["post"]["responses"]
+    assert "application/x-ndjson" in sync["200"]["content"]
+    assert "text/event-stream" in doc["paths"]["/chat/completions"]["post"]["responses"]["200"]["content"]
+    search = doc["paths"]["/metis/knowledge-bases/{base}/search"]["post"]["responses"]
+    assert search["404"]["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/ErrorBody"}
+    assert {"400", "401", "403", "413", "415", "422", "500"} <= set(search)

@@ -72,6 +72,11 @@ def install(app: FastAPI) -> None:
         if any(err["type"] == "json_invalid" for err in errors):  # a body FastAPI parsed itself (no content-type)
             return error_response(400, "INVALID_JSON", "The body is not valid JSON: send a JSON object")
         model = _body_model(request)
+        ctype = request.headers.get("content-type", "")
+        if model is not None and "json" not in ctype and any(err["loc"] == ("body",) for err in errors):
+            # FastAPI reads a body as JSON only when it says so: a JSON body sent as form data, or untyped.
+            return error_response(415, "UNSUPPORTED_MEDIA_TYPE", f"The body is JSON: send it with the header "
+                                  f"'Content-Type: application/json' (it came as {ctype or 'no type'!r})")
         in_body = model is not None and all(err["loc"][:1] == ("body",) for err in errors)
         problems = [(_where(tuple(err["loc"][1:] if err["loc"][:1] == ("body",) else err["loc"])), err["msg"])
                     for err in errors]

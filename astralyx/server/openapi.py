@@ -1,8 +1,8 @@
 """What /v1/openapi.json says each route answers: its errors (in the one error shape) and its streams.
 
-Every route may answer 400 INVALID_JSON, 401, 413 TOO_LARGE, 422 (a body or parameter not valid) and
-500 INTERNAL: the app declares those once (COMMON). A route adds what it answers besides, e.g.
-`responses=errors(404, 409)`. The statuses' meanings come from errors.CODES.
+Every route may answer 400 INVALID_JSON, 401, 403, 413 TOO_LARGE, 415 (a JSON body not sent as JSON),
+422 (a body or parameter not valid) and 500 INTERNAL: the app declares those once (COMMON). A route
+adds what it answers besides, e.g. `responses=errors(404, 409)`. The statuses' meanings come from errors.CODES.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 from ..errors import CODES
 from .models import ErrorBody
 
-COMMON = (400, 401, 403, 413, 422, 500)
+COMMON = (400, 401, 403, 413, 415, 422, 500)
 
 
 def _description(status: int) -> str:
