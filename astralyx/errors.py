@@ -1,33 +1,150 @@
 """Domain errors with stable codes.
 
 Every error the product shows a person carries a code that scripts can rely on
-(`FACT_SENSITIVE`, `NOTE_CHANGED`, …), an HTTP status for the API, and a message
-that says what happened and how to fix it.
+(`FACT_SENSITIVE`, `NOTE_CHANGED`, …) and a message that says what happened and how to
+fix it. The code decides the HTTP status: `CODES` below is the one list of codes, each
+with its status and meaning (the README's table is checked against it by a test).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+# code: (HTTP status, what it means), by status. Every code raised anywhere is here (tests/test_error_codes.py).
+CODES: dict[str, tuple[int, str]] = {
+    # 400: the request cannot be read as sent
+    "BAD_REQUEST": (400, "The request cannot be read as sent"),
+    "BAD_FILE_NAME": (400, "An uploaded file has no usable name"),
+    "BAD_PATH": (400, "A note or file path leaves the base or has an odd name"),
+    "CONFIRM_NAME": (400, "The console asks for the base's name before deleting it"),
+    "INVALID_JSON": (400, "The body is not JSON, or nests more than 64 deep"),
+    "INVALID_NOTE": (400, "A note's body is not a note (not UTF-8, control characters, wrong shape)"),
+    "NOTE_RESERVED": (400, "The path is one the base keeps for itself (e.g. notes/memory/)"),
+    "NO_FILE": (400, "The console's upload form was sent without a file"),
+    # 401, 403: who is asking
+    "UNAUTHORIZED": (401, "No API key was sent"),
+    "INVALID_KEY": (401, "The API key is not one this server knows (or it was revoked)"),
+    "FORBIDDEN": (403, "The key may not do this"),
+    "PERMISSION_DENIED": (403, "The key's role lacks the permission named in details.permission"),
+    "CROSS_SITE": (403, "A console form or call came from another site"),
+    # 404: the thing the address (or an OpenAI request's model) names does not exist
+    "NOT_FOUND": (404, "No such address"),
+    "BASE_NOT_FOUND": (404, "No knowledge base of that name in the key's workspace"),
+    "DEPLOYMENT_NOT_FOUND": (404, "No deployment of that name in the workspace (or shared with it)"),
+    "DRAFT_NOT_FOUND": (404, "No draft of that id in the base"),
+    "FACT_NOT_FOUND": (404, "No fact of that id in the memory"),
+    "FILE_NOT_FOUND": (404, "No uploaded file of that name in the base"),
+    "MODEL_NOT_FOUND": (404, "No model (or model family) of that name in the library"),
+    "NOTE_NOT_FOUND": (404, "No note at that path"),
+    "BASE_NOT_OFFERED": (404, "The MCP server was started without that base (--base)"),
+    "NO_MEMORY": (404, "The workspace has no memory base to keep facts in"),
+    "RECEIPT_NOT_FOUND": (404, "No receipt of that id"),
+    "SAVE_NOT_FOUND": (404, "No model save of that id in the base"),
+    "SOURCE_NOT_FOUND": (404, "A base's source folder does not exist on the server's machine"),
+    "UNKNOWN_TOOL": (404, "A model called a tool its deployment does not have"),
+    # 405
+    "METHOD_NOT_ALLOWED": (405, "The address does not take that method (the Allow header lists those it takes)"),
+    # 409: the state of things does not allow it
+    "CONFLICT": (409, "The request conflicts with the current state"),
+    "BASE_EXISTS": (409, "A base of that name exists already"),
+    "DEPLOYMENT_EXISTS": (409, "A deployment of that name exists already"),
+    "DRAFT_DECIDED": (409, "The draft was saved or discarded already"),
+    "MODEL_NOT_GGUF": (409, "The library model is not a GGUF model: add the file under a name of its own"),
+    "MODEL_SHIPPED": (409, "The model comes with a package: uninstall the package instead"),
+    "NOTE_CHANGED": (409, "The note changed since the version in If-Match"),
+    "NOTE_EXISTS": (409, "A note exists at that path (If-None-Match: *)"),
+    "NOT_A_DOCUMENTS_BASE": (409, "The operation needs a documents base, and this is a memory"),
+    "NOT_A_MEMORY": (409, "The operation needs a memory, and this is a documents base"),
+    "NO_EXTRACTOR": (409, "The memory has no extractor deployment"),
+    "SAVE_UNDONE": (409, "The model save was undone already"),
+    "WORKSPACE_EXISTS": (409, "A workspace of that name exists already"),
+    # 412
+    "PRECONDITION_FAILED": (412, "A precondition of the request does not hold"),
+    # 413: too much at once
+    "TOO_LARGE": (413, "The request body is over the size limit"),
+    "FILE_TOO_LARGE": (413, "An uploaded file is over the size limit"),
+    "CONVERSATION_TOO_LONG": (413, "The conversation is too long for the extractor to read at once"),
+    "NOTE_TOO_LARGE": (413, "A note is over 10,000,000 characters"),
+    # 415
+    "UNSUPPORTED_MEDIA_TYPE": (415, "The body's content type is not one the route takes"),
+    # 422: the request reads, but what it asks for is not valid
+    "INVALID": (422, "A parameter is not valid (the message names it)"),
+    "BASE_REQUIRED": (422, "A tool call must say which knowledge base"),
+    "FACT_SENSITIVE": (422, "A fact holds a secret (a password, a key, a card number…) and is not kept"),
+    "INDEX_FAILED": (422, "A file could not be read into the index"),
+    "INVALID_ARGUMENTS": (422, "A tool call's arguments are not valid"),
+    "INVALID_CHAT_FORMAT": (422, "The chat format is not one the engine knows"),
+    "INVALID_CONVERSATION": (422, "The conversation to extract facts from is not valid"),
+    "INVALID_DATE": (422, "A date is not in a documented form, or out of range"),
+    "INVALID_FACT": (422, "A fact (or the batch of facts) is not valid"),
+    "INVALID_NAME": (422, "A name of a base, deployment, workspace or model is not valid"),
+    "INVALID_QUERY": (422, "A search request is not valid"),
+    "INVALID_REQUEST": (422, "The request's body is not valid (the message names the field)"),
+    "INVALID_ROLE": (422, "The role is not one of caller, viewer, editor, admin"),
+    "INVALID_SCHEMA": (422, "A JSON schema for structured output cannot be used"),
+    "INVALID_SPEC": (422, "A base's or deployment's spec is not valid"),
+    "INVALID_STATE": (422, "An MCP request_state is not one this server gave"),
+    "INVALID_TOOLS": (422, "A deployment's tools are not valid"),
+    "MODEL_FILE_MISSING": (422, "The model file named does not exist on the server's machine"),
+    "MODEL_NEEDS_FILE": (422, "The model can only be added from a file"),
+    "NOT_GGUF": (422, "The file is not a GGUF file"),
+    "TOOL_BASE_NOT_FOUND": (422, "A deployment's tool names a base that does not exist"),
+    "TOOL_NAME_TAKEN": (422, "A request's tool has the name of a built-in tool"),
+    "TOO_MANY_FACTS": (422, "Too many facts at once"),
+    "UNKNOWN_MODEL": (422, "The model named in a spec is not in the library (give an upstream URL, or add its file)"),
+    "UNREADABLE_FILE": (422, "An uploaded file cannot be read as its type says"),
+    "UNSUPPORTED_FILE_TYPE": (422, "An uploaded file's type is not one a base reads"),
+    "UPSTREAM_ONLY": (422, "The model runs upstream only: give a server's URL"),
+    "WORKSPACE_NOT_FOUND": (422, "The workspace named in the body does not exist"),
+    "WRONG_DEPLOYMENT_KIND": (422, "The deployment is of the other kind (chat where embedding is needed, or the reverse)"),
+    "WRONG_MODEL_KIND": (422, "The model is of the other kind than the spec says"),
+    # 429: too often
+    "RATE_LIMITED": (429, "Too many requests"),
+    "DRAFT_LIMIT": (429, "The base's hourly limit of drafts is reached"),
+    "SAVE_LIMIT": (429, "The base's hourly limit of model saves is reached"),
+    # 500, 501: the server
+    "INTERNAL": (500, "A failure the server did not foresee; its log says what"),
+    "ENGINE_ERROR": (500, "The embedded engine failed (the cause of an unavailable extractor)"),
+    "MCP_NOT_INSTALLED": (501, "The MCP server needs the mcp extra"),
+    # 502, 503: what the server depends on
+    "BAD_GATEWAY": (502, "An upstream answered badly"),
+    "EXTRACTOR_UNREADABLE": (502, "The extractor model did not answer with facts"),
+    "MODEL_HUB_ERROR": (502, "The model hub could not be reached or answered badly"),
+    "UPSTREAM_ERROR": (502, "An upstream server answered with an error"),
+    "UNAVAILABLE": (503, "A service the request needs is unavailable"),
+    "DEPLOYMENT_SCALED_TO_ZERO": (503, "The deployment is scaled to zero and not started"),
+    "DEPLOYMENT_UNAVAILABLE": (503, "The deployment does not answer"),
+    "EMBEDDING_UNAVAILABLE": (503, "The base's embedding deployment does not answer"),
+    "EXTRACTOR_UNAVAILABLE": (503, "The memory's extractor deployment does not answer"),
+    "MODEL_HUB_UNREACHABLE": (503, "The model hub cannot be reached: download the file elsewhere and add it"),
+    "TOOL_UNAVAILABLE": (503, "A built-in tool cannot run on this edge server (a tool result, not an HTTP answer)"),
+    "MODEL_PACKAGE_MISSING": (503, "The package that ships the model is not installed"),
+}
+
+def table() -> str:
+    """The README's table of codes (between its `error codes` markers; a test keeps the two the same)."""
+    rows = sorted(CODES.items(), key=lambda item: (item[1][0], item[0]))
+    return "\n".join(["| Status | Code | Meaning |", "|-------:|------|---------|",
+                      *(f"| {status} | `{code}` | {meaning} |" for code, (status, meaning) in rows)])
+
+
+def status_of(code: str, default: int = 400) -> int:
+    """The HTTP status of a code (`default` for one the list does not have: a test keeps that from happening)."""
+    entry = CODES.get(code)
+    return entry[0] if entry else default
+
 
 class AstralyxError(Exception):
     status: int = 400
     code: str = "BAD_REQUEST"
 
-    def __init__(
-        self,
-        message: str,
-        *,
-        code: str | None = None,
-        status: int | None = None,
-        details: dict[str, Any] | None = None,
-    ) -> None:
+    def __init__(self, message: str, *, code: str | None = None, details: dict[str, Any] | None = None) -> None:
         super().__init__(message)
         self.message = message
         if code is not None:
             self.code = code
-        if status is not None:
-            self.status = status
+        # One status per code, wherever the error is raised and whichever class raises it.
+        self.status = status_of(self.code, type(self).status)
         self.details = details or {}
 
     def to_dict(self) -> dict[str, Any]:

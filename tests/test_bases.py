@@ -27,9 +27,9 @@ def test_create_memory_as_the_doc_shows(client, core):
     assert client.get("/v1/metis/knowledge-bases/team").json()["spec"]["kind"] == "memory"
 
 
-def test_unknown_deployment_is_a_clear_422(client):
+def test_unknown_deployment_is_a_clear_404(client):
     response = client.post("/v1/metis/knowledge-bases", json=MEMORY)
-    assert response.status_code == 422
+    assert response.status_code == 404  # DEPLOYMENT_NOT_FOUND is 404 wherever it comes from
     error = response.json()["error"]
     assert error["code"] == "DEPLOYMENT_NOT_FOUND"
     assert "bge-m3" in error["message"] and "astra eos deployments" in error["message"]

@@ -21,7 +21,7 @@ async def not_found(request: Request, exc: Exception) -> Response:
     from ..errors import AstralyxError
 
     status = getattr(exc, "status_code", 404)  # 404 or 405, as Starlette raised it
-    error = AstralyxError(f"No page at {request.url.path}", code="NOT_FOUND", status=status)
+    error = AstralyxError(f"No page at {request.url.path}", code="NOT_FOUND" if status == 404 else "METHOD_NOT_ALLOWED")
     return templates.TemplateResponse(
         request, "error.html", {"error": error, "actor": None, "flash": None, "path": request.url.path},
         status_code=status,

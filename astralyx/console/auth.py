@@ -36,10 +36,10 @@ async def sign_in(request: Request) -> Response:
     target = safe_next(str(form.get("next", "/")))
     error = None
     if not same_origin(request):
-        error = AstralyxError("Sign in from the console's own page", code="CROSS_SITE", status=403)
+        error = AstralyxError("Sign in from the console's own page", code="CROSS_SITE")
     elif not token:
         error = AstralyxError("Paste an API key: `astra keys create` makes one, <home>/admin.key holds the first",
-                              code="UNAUTHORIZED", status=401)
+                              code="UNAUTHORIZED")
     else:
         try:
             await run_in_threadpool(core_of(request).keys.authenticate, token)

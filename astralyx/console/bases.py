@@ -10,7 +10,7 @@ from starlette.routing import Route
 
 from ..auth.roles import DEPLOYMENTS_CALL
 from ..errors import AstralyxError, NotFound
-from ..metis.bases import parse_request
+from ..metis.bases import new_base, parse_request
 from ..metis.writer import holds_facts
 from ..util import quoted
 from .web import Ctx, page
@@ -29,17 +29,11 @@ def deployment_choices(ctx: Ctx) -> dict[str, list[str]]:
 
 
 def base_request(form: Any, kind: str | None = None) -> dict[str, Any]:
-    """The API's create body from the console's form (the same JSON the docs show)."""
+    """The API's create body from the console's form (the same JSON the docs show, made as the CLI makes it)."""
     kind = kind or str(form.get("kind") or "documents")
-    spec: dict[str, Any] = {"kind": kind, "sources": []}
-    folder = str(form.get("folder") or "").strip()
-    if folder and kind == "documents":
-        spec["sources"] = [{"folder": folder}]
-    for role in ("embedding", "extractor"):
-        value = str(form.get(role) or "").strip()
-        if value:
-            spec[role] = {"deployment": value}
-    return {"metadata": {"name": str(form.get("name") or "").strip()}, "spec": spec}
+    folder = str(form.get("folder") or "") if kind == "documents" else ""  # the form shows a folder for documents only
+    return new_base(str(form.get("name") or ""), kind, folders=[folder], embedding=str(form.get("embedding") or ""),
+                    extractor=str(form.get("extractor") or ""))
 
 
 @page
@@ -120,7 +114,7 @@ async def upload(ctx: Ctx) -> Response:
     form = await ctx.form()
     file = form.get("file")
     if isinstance(file, str) or file is None or not file.filename:
-        raise AstralyxError("Choose a file to upload", code="NO_FILE", status=400)
+        raise AstralyxError("Choose a file to upload", code="NO_FILE")
     data = await file.read()
     result = await ctx.call(ctx.core.documents.upload, ctx.actor, name, file.filename, data)
     return ctx.redirect(f"/metis/knowledge-bases/{name}", f"Uploaded {file.filename}: {result.get('chunks', 0)} passages")
@@ -181,7 +175,7 @@ async def delete_base(ctx: Ctx) -> Response:
     name = ctx.request.path_params["name"]
     form = await ctx.form()
     if str(form.get("confirm_name") or "").strip() != name:
-        raise AstralyxError(f"Type the base's name, {name}, to delete it", code="CONFIRM_NAME", status=400)
+        raise AstralyxError(f"Type the base's name, {name}, to delete it", code="CONFIRM_NAME")
     base = await ctx.call(ctx.core.bases.get, ctx.actor, name)
     await ctx.call(ctx.core.bases.delete, ctx.actor, name)
     back = "/metis/memory" if base.kind == "memory" else "/metis/knowledge-bases"

@@ -55,7 +55,7 @@ async def set_sharing(ctx: Ctx) -> Response:
     form = await ctx.form()
     workspace = str(form.get("workspace") or "").strip()
     if not workspace:
-        raise AstralyxError("Name the workspace to share with", code="INVALID_SPEC", status=422)
+        raise AstralyxError("Name the workspace to share with", code="INVALID_SPEC")
     stop = form.get("stop") is not None
     dep = await ctx.call(ctx.core.deployments.share, ctx.actor, name, workspace, stop=stop)
     message = (f"{name} is no longer shared with {workspace}" if stop
@@ -111,7 +111,7 @@ async def set_tools(ctx: Ctx) -> Response:
     form = await ctx.form()
     base = str(form.get("base") or "").strip()
     if not base:
-        raise AstralyxError("Choose a knowledge base", code="INVALID_TOOLS", status=422)
+        raise AstralyxError("Choose a knowledge base", code="INVALID_TOOLS")
     remove = form.get("remove") is not None
     search = not remove and form.get("search") == "on"
     save = not remove and form.get("save") == "on"
@@ -172,12 +172,12 @@ def _form_request(form: Any, model: str) -> DeployRequest:
     try:
         low, high = int(str(form.get("min") or 1)), int(str(form.get("max") or 1))
     except ValueError:
-        raise AstralyxError("Replicas are whole numbers", code="INVALID_SPEC", status=422) from None
+        raise AstralyxError("Replicas are whole numbers", code="INVALID_SPEC") from None
     if form.get("scale_to_zero") == "on":
         low = 0
     url = str(form.get("url") or "").strip()
     if form.get("runs") == "upstream" and not url:
-        raise AstralyxError("Give the server's URL, e.g. http://127.0.0.1:11434/v1 for Ollama", code="INVALID_SPEC", status=422)
+        raise AstralyxError("Give the server's URL, e.g. http://127.0.0.1:11434/v1 for Ollama", code="INVALID_SPEC")
     fields: dict[str, Any] = {k: str(form.get(k) or "").strip() or None for k in ("name", "upstream_model", "api_key_env")}
     try:
         return DeployRequest.model_validate({"model": model, "kind": str(form.get("kind") or "").strip() or None,
@@ -185,7 +185,7 @@ def _form_request(form: Any, model: str) -> DeployRequest:
                                              "url": url or None, **fields})
     except ValidationError as e:
         raise AstralyxError("The deployment is not valid: " + "; ".join(err["msg"] for err in e.errors()),
-                            code="INVALID_SPEC", status=422) from None
+                            code="INVALID_SPEC") from None
 
 
 async def _deploy(ctx: Ctx, request: DeployRequest) -> Response:
@@ -204,7 +204,7 @@ async def deploy(ctx: Ctx) -> Response:
     form = await ctx.form()
     model = str(form.get("model") or "").strip()
     if not model:
-        raise AstralyxError("Choose a model of the library, or name the upstream's model", code="INVALID_SPEC", status=422)
+        raise AstralyxError("Choose a model of the library, or name the upstream's model", code="INVALID_SPEC")
     return await _deploy(ctx, _form_request(form, model))
 
 
@@ -215,7 +215,7 @@ async def deploy_family(ctx: Ctx) -> Response:
     family = ctx.request.path_params["family"]
     size = str(form.get("size") or "").strip()
     if not size:
-        raise AstralyxError("Choose a size", code="INVALID_SPEC", status=422)
+        raise AstralyxError("Choose a size", code="INVALID_SPEC")
     quantisation = str(form.get("quantisation") or "").strip() or None
     model = await ctx.call(ctx.core.models.pick, family, size, quantisation)
     return await _deploy(ctx, _form_request(form, model.name))

@@ -356,7 +356,7 @@ class Models:
             raise NotFound(
                 f"Model {name!r} is not in the library: `astra eos models` lists it; "
                 "add any GGUF file with `astra eos add NAME --file PATH.gguf`",
-                code="UNKNOWN_MODEL",
+                code="MODEL_NOT_FOUND",
             )
         return model
 
@@ -369,7 +369,7 @@ class Models:
         family = next((f for f in FAMILIES if f.name == name), None)
         if family is None:
             raise NotFound(f"No model family {name!r} in the library (`astra eos models` lists the models)",
-                           code="UNKNOWN_MODEL")
+                           code="MODEL_NOT_FOUND")
         sizes: dict[str, list[dict[str, Any]]] = {}
         for model in LIBRARY:
             if model.family == name and model.size_label:
@@ -626,7 +626,7 @@ class Models:
         actor.require(WORKSPACES_MANAGE)
         model = self.get(name)
         if model.engine != "llama" or model.source == "package":
-            raise Invalid(f"{model.name} is shipped by a package: uninstall {model.package} instead", code="MODEL_SHIPPED")
+            raise Conflict(f"{model.name} is shipped by a package: uninstall {model.package} instead", code="MODEL_SHIPPED")
         (self.folder / f"{model.name}.gguf").unlink(missing_ok=True)
         (self.folder / f"{model.name}.json").unlink(missing_ok=True)
         self._downloads.pop(model.name, None)

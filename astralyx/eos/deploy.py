@@ -1,9 +1,11 @@
 """Deploy a model: from a library model (or an upstream's model name) and a few choices to a deployment.
 
-One rule for every shell that deploys (the console's forms today; `astra eos deploy` builds the same
-spec): the deployment's default name, embedded or upstream, Runs on, replicas and Scale to zero, and what
-happens when a deployment of that name exists (refused with DEPLOYMENT_EXISTS, or replaced keeping its
-tools and sharing).
+One rule for every shell that deploys (the console's deploy forms call it; `astra eos deploy` goes
+through POST /v1/eos/deployments, which calls it): the deployment's default name, embedded or upstream,
+Runs on, replicas and Scale to zero, and what happens when a deployment of that name exists: refused
+with DEPLOYMENT_EXISTS, or (asked to replace) replaced keeping its tools and sharing. The console and
+the API refuse unless asked; `astra eos deploy` asks, since deploying again under a name is how the CLI
+changes a deployment's model or resources.
 """
 
 from __future__ import annotations
@@ -39,6 +41,12 @@ def default_name(model: str) -> str:
     return model.replace(":", "-").replace(".", "-").lower()
 
 
+def name_for(models: Models, request: DeployRequest) -> str:
+    """The deployment's name: the one asked for, else the default from the library model's (or upstream's) name."""
+    entry = models.resolve(request.model)
+    return request.name or default_name(entry.name if entry else request.model)
+
+
 def deploy(
     actor: Actor, deployments: Deployments, models: Models, request: DeployRequest,
     *, existing: Literal["refuse", "replace"] = "refuse",
@@ -63,7 +71,7 @@ def deploy(
                            ("timeout", request.timeout)):
             if value:
                 runtime[key] = value
-    name = request.name or default_name(model_name)
+    name = name_for(models, request)
     spec: dict[str, Any] = {"model": model_name, "kind": kind, "runtime": runtime,
                             "resources": {"cpu": request.cpu, "min": request.min, "max": request.max}}
     current = deployments.find(actor.workspace, name)

@@ -356,7 +356,7 @@ class AstralyxMcp:
         scope = getattr(request, "scope", None) or {}
         actor = scope.get(ACTOR_SCOPE_KEY) or self.actor
         if actor is None:  # pragma: no cover - http.py always sets it
-            raise AstralyxError("No caller: this MCP server needs a key", code="UNAUTHORIZED", status=401)
+            raise AstralyxError("No caller: this MCP server needs a key", code="UNAUTHORIZED")
         bases = self.bases
         asked = scope.get(BASES_SCOPE_KEY)
         if asked:

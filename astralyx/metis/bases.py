@@ -16,7 +16,7 @@ from ..auth.roles import MANAGE_BASES, READ
 from ..eos.deployments import Deployments
 from ..errors import Conflict, Invalid, NotFound, validation_message
 from ..sqlite import Database
-from ..util import check_name, iso, new_id
+from ..util import NAME_RE, check_name, iso, new_id
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS bases (
@@ -68,13 +68,31 @@ class BaseSpec(BaseModel):
 
 class Metadata(BaseModel):
     model_config = ConfigDict(extra="ignore")
-    name: str
+    # check_name() refuses others, with its message; the pattern says so in the API's schema.
+    name: str = Field(json_schema_extra={"pattern": NAME_RE.pattern})
 
 
 class BaseRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     metadata: Metadata
     spec: BaseSpec = Field(default_factory=BaseSpec)
+
+
+def new_base(
+    name: str, kind: str = "documents", *, folders: builtins.list[str] | tuple[str, ...] = (),
+    embedding: str | None = None, extractor: str | None = None, mcp_save: str | None = None,
+) -> dict[str, Any]:
+    """A base's create request from a shell's choices (the CLI's options, the console's form), as the API's JSON.
+
+    Blank choices are no choice; what is left is checked where every create is, in `KnowledgeBases.create`.
+    """
+    spec: dict[str, Any] = {"kind": kind, "sources": [{"folder": f} for f in folders if f.strip()]}
+    for role, deployment in (("embedding", embedding), ("extractor", extractor)):
+        if deployment and deployment.strip():
+            spec[role] = {"deployment": deployment.strip()}
+    if mcp_save:
+        spec["mcp"] = {"save": mcp_save}
+    return {"metadata": {"name": name.strip()}, "spec": spec}
 
 
 @dataclass

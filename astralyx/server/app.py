@@ -19,7 +19,7 @@ from starlette.routing import Mount, Route
 from .. import __version__, links
 from ..console import create_console
 from ..core import Astralyx
-from . import errors
+from . import errors, openapi
 from .deps import authenticate
 from .limits import BodyLimit
 from .routes import access, bases, chat, deployments, memory, memory_extract, models, notes, receipts, saves, search, tools
@@ -39,6 +39,7 @@ def create_api(core: Astralyx) -> FastAPI:
         docs_url="/docs",
         redoc_url=None,
         dependencies=[Depends(authenticate)],
+        responses=openapi.common(),
     )
     api.state.core = core
     errors.install(api)

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import logging
+from typing import Any, get_args
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ..errors import AstralyxError
+from ..errors import AstralyxError, status_of
 
 log = logging.getLogger("astralyx")
 
@@ -25,11 +27,38 @@ _HTTP_CODES = {
 }
 
 
-def error_response(status: int, code: str, message: str, **details) -> JSONResponse:
+def error_response(status: int, code: str, message: str, headers: dict[str, str] | None = None, **details) -> JSONResponse:
     body: dict = {"error": {"code": code, "message": message}}
     if details:
         body["error"]["details"] = details
-    return JSONResponse(body, status_code=status)
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
+def _where(loc: tuple) -> str:
+    """A field's place as one writes it: spec.tools[0].name."""
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else f".{part}" if out else str(part)
+    return out
+
+
+def _body_model(request: Request) -> type[Any] | None:
+    """The route's body model (server/models.py), whose `invalid` names it and gives the error code."""
+    field = getattr(request.scope.get("route"), "body_field", None)
+    annotation = getattr(getattr(field, "field_info", None), "annotation", None)
+    for candidate in (annotation, *get_args(annotation)):
+        if isinstance(candidate, type) and hasattr(candidate, "invalid"):
+            return candidate
+    return None
+
+
+METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+
+
+def allowed_methods(request: Request) -> list[str]:
+    """Every method the path takes, over all its routes (Starlette's 405 names only the first route's)."""
+    routes = request.app.router.routes
+    return [m for m in METHODS if any(r.matches({**request.scope, "method": m})[0] == Match.FULL for r in routes)]
 
 
 def install(app: FastAPI) -> None:
@@ -39,19 +68,37 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
-        parts = []
-        for err in exc.errors():
-            loc = ".".join(str(p) for p in err["loc"] if p != "body")
-            parts.append(f"{loc or 'body'}: {err['msg']}")
-        return error_response(422, "INVALID", "The request is not valid: " + "; ".join(parts))
+        errors = exc.errors()
+        if any(err["type"] == "json_invalid" for err in errors):  # a body FastAPI parsed itself (no content-type)
+            return error_response(400, "INVALID_JSON", "The body is not valid JSON: send a JSON object")
+        model = _body_model(request)
+        ctype = request.headers.get("content-type", "")
+        if model is not None and "json" not in ctype and any(err["loc"] == ("body",) for err in errors):
+            # FastAPI reads a body as JSON only when it says so: a JSON body sent as form data, or untyped.
+            return error_response(415, "UNSUPPORTED_MEDIA_TYPE", f"The body is JSON: send it with the header "
+                                  f"'Content-Type: application/json' (it came as {ctype or 'no type'!r})")
+        in_body = model is not None and all(err["loc"][:1] == ("body",) for err in errors)
+        problems = [(_where(tuple(err["loc"][1:] if err["loc"][:1] == ("body",) else err["loc"])), err["msg"])
+                    for err in errors]
+        if in_body and model is not None:
+            code, message = model.invalid[1], model.describe(problems, exc.body)
+        else:
+            code, message = "INVALID", "The request is not valid: " + "; ".join(f"{w or 'body'}: {m}" for w, m in problems)
+        return error_response(status_of(code), code, message)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         code = _HTTP_CODES.get(exc.status_code, "ERROR")
         message = exc.detail if isinstance(exc.detail, str) else str(exc.detail)
+        headers = dict(exc.headers or {})
+        if exc.status_code == 400 and message == "There was an error parsing the body":  # e.g. nested too deep
+            code, message = "INVALID_JSON", "The body is not valid JSON, or nests too deep: send it flatter"
         if exc.status_code == 404 and message == "Not Found":
             message = f"No such address: {request.method} {request.url.path} (see /v1/openapi.json)"
-        return error_response(exc.status_code, code, message)
+        if exc.status_code == 405:
+            headers["Allow"] = ", ".join(allowed_methods(request))
+            message = f"{request.url.path} does not take {request.method}: it takes {headers['Allow']}"
+        return error_response(exc.status_code, code, message, headers=headers or None)
 
     app.add_exception_handler(Exception, unexpected)
 

@@ -87,7 +87,7 @@ def test_library_api(client, key_client):
     for small in ("smollm2-135m", "gemma3-270m"):
         assert "too small to extract facts" in models[small]["caveat"]
     assert client.get("/v1/eos/models/qwen3:4b").json()["name"] == "qwen3-4b-q4-k-m"
-    assert client.get("/v1/eos/models/nope").json()["error"]["code"] == "UNKNOWN_MODEL"
+    assert client.get("/v1/eos/models/nope").json()["error"]["code"] == "MODEL_NOT_FOUND"
     # Model files are the instance's: an admin of another workspace may look, not add.
     other = key_client("admin", workspace="acme")
     assert other.get("/v1/eos/models").status_code == 200

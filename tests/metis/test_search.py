@@ -53,7 +53,7 @@ def test_nothing_found_is_an_empty_list_and_a_bad_query_says_why(client, handboo
     r = client.post(URL.format("handbook"), json={"query": "  "})
     assert r.status_code == 422 and r.json()["error"]["code"] == "INVALID_QUERY"
     r = client.post(URL.format("handbook"), json={"max_results": 3})
-    assert r.status_code == 400 and r.json()["error"]["code"] == "INVALID_QUERY"
+    assert r.status_code == 422 and r.json()["error"]["code"] == "INVALID_QUERY"
     r = client.post(URL.format("handbook"), json={"query": "leave", "max_results": 0})
     assert r.status_code == 422
 

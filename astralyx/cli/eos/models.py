@@ -126,48 +126,16 @@ def deploy(
     state: State, model: str, name: str | None, kind: str | None, cpu: bool, min_: int, max_: int, url: str | None,
     upstream_model: str | None, api_key_env: str | None, timeout: float | None, as_json: bool,
 ) -> None:
-    """Deploy a model: embedded (in process) or, with --url, from an OpenAI-compatible server."""
-    from ..client import ApiError
+    """Deploy a model: embedded (in process) or, with --url, from an OpenAI-compatible server.
 
-    try:
-        entry = state.client.get(f"/eos/models/{quoted(model)}")
-    except ApiError as e:
-        if e.status != 404:
-            raise
-        entry = None
-    if entry is not None:
-        model_name, kind = entry["name"], kind or entry["kind"]
-    else:
-        if not url:
-            raise click.UsageError(f"{model!r} is not in the library (astra eos models): give --url to run it upstream, "
-                                   "or add its GGUF with `astra eos add NAME --file PATH.gguf`")
-        if not kind:
-            raise click.UsageError(f"Say what {model!r} is: --kind chat or --kind embedding")
-        model_name = model
-    if not url and (upstream_model or api_key_env or timeout):
-        raise click.UsageError("--upstream-model, --api-key-env and --timeout go with --url")
-    runtime: dict = {"type": "embedded"}
-    if url:
-        runtime = {"type": "upstream", "url": url}
-        if upstream_model:
-            runtime["model"] = upstream_model
-        if api_key_env:
-            runtime["api_key_env"] = api_key_env
-        if timeout:
-            runtime["timeout"] = timeout
-    from ...eos.deploy import default_name  # here, not at import: `astra --help` stays light
-
-    name = name or default_name(model_name)
-    spec: dict = {"model": model_name, "kind": kind, "runtime": runtime,
-                  "resources": {"cpu": cpu, "min": min_, "max": max_}}
-    try:  # the spec is taken whole: keep the tools and sharing a deployment already has
-        current = state.client.get(f"/eos/deployments/{quoted(name)}", params={"health": "false"})["spec"]
-        spec["tools"], spec["shared_with"] = current.get("tools", []), current.get("shared_with", [])
-    except ApiError as e:
-        if e.status != 404:
-            raise
-    state.client.put(f"/eos/deployments/{quoted(name)}", json={"spec": spec})
-    data = state.client.get(f"/eos/deployments/{quoted(name)}")
+    Deployed again under its name, the deployment gets the new model and resources and keeps its tools and
+    sharing. The rules (default name, library or upstream, kind) are the server's (eos/deploy.py), as for the
+    console's deploy form.
+    """
+    request = {"model": model, "name": name, "kind": kind, "cpu": cpu, "min": min_, "max": max_, "url": url,
+               "upstream_model": upstream_model, "api_key_env": api_key_env, "timeout": timeout}
+    data = state.client.post("/eos/deployments", json={**{k: v for k, v in request.items() if v is not None}, "replace": True})
+    name, model_name, kind = data["metadata"]["name"], data["spec"]["model"], data["spec"]["kind"]
     if as_json:
         return print_json(data)
     where = f"upstream {url}" if url else "embedded"

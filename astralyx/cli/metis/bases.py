@@ -47,14 +47,11 @@ def create(
     mcp_own: bool, as_json: bool,
 ) -> None:
     """Create a knowledge base (or a memory, with --kind memory)."""
-    spec: dict = {"kind": kind, "sources": [{"folder": s} for s in sources]}
-    if embedding:
-        spec["embedding"] = {"deployment": embedding}
-    if extractor:
-        spec["extractor"] = {"deployment": extractor}
-    if mcp_own:
-        spec["mcp"] = {"save": "on_its_own"}
-    data = state.client.post("/metis/knowledge-bases", json={"metadata": {"name": name}, "spec": spec})
+    from ...metis.bases import new_base  # here, not at import: `astra --help` stays light
+
+    request = new_base(name, kind, folders=sources, embedding=embedding, extractor=extractor,
+                       mcp_save="on_its_own" if mcp_own else None)
+    data = state.client.post("/metis/knowledge-bases", json=request)
     if as_json:
         return print_json(data)
     click.echo(f"created {data['spec']['kind']} base {data['metadata']['name']}")

@@ -15,6 +15,7 @@ from typing import Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic.json_schema import JsonDict
 from pydantic_core import PydanticCustomError
 
 from ...errors import Invalid
@@ -61,15 +62,23 @@ class Fact:
         return data
 
 
+# The rules of one_line() and normalize_said_at() as the API's schema says them (they stay the checks).
+# Not blank, and no control character that is not whitespace: what _CONTROL refuses once whitespace is one space.
+_CTRL = "\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f\u202a-\u202e\u2066-\u2069"
+ONE_LINE: JsonDict = {"pattern": f"^[^{_CTRL}]*[^{_CTRL}\\s][^{_CTRL}]*$"}
+DATE_SCHEMA: JsonDict = {"anyOf": [{"type": "string", "format": "date"}, {"type": "string", "format": "date-time"},
+                                   {"type": "null"}]}
+
+
 class FactIn(BaseModel):
     """A fact to keep, as posted to …/memory."""
 
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
-    subject: str = Field(min_length=1, max_length=MAX_NAME)
-    attribute: str = Field(min_length=1, max_length=MAX_NAME)
-    fact: str = Field(min_length=1, max_length=MAX_FACT)
-    source: str = Field(default="by hand", min_length=1, max_length=MAX_SOURCE)
-    said_at: str | None = None
+    subject: str = Field(min_length=1, max_length=MAX_NAME, json_schema_extra=ONE_LINE)
+    attribute: str = Field(min_length=1, max_length=MAX_NAME, json_schema_extra=ONE_LINE)
+    fact: str = Field(min_length=1, max_length=MAX_FACT, json_schema_extra=ONE_LINE)
+    source: str = Field(default="by hand", min_length=1, max_length=MAX_SOURCE, json_schema_extra=ONE_LINE)
+    said_at: str | None = Field(default=None, json_schema_extra=DATE_SCHEMA)
 
     @field_validator("subject", "attribute", "fact", "source")
     @classmethod

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter, Body, Depends
 
 from ...auth.actor import Actor
 from ...core import Astralyx
-from ...metis.bases import parse_request
 from ..deps import get_actor, get_core
+from ..models import BaseIn, BaseList, BaseOut, BaseUpdate
+from ..openapi import errors, ok
 
 router = APIRouter(prefix="/metis/knowledge-bases", tags=["knowledge bases"])
 
@@ -24,37 +23,37 @@ EXAMPLE = {
 }
 
 
-@router.get("")
+@router.get("", responses=ok(BaseList))
 def list_bases(actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
     return {"knowledge_bases": [b.to_dict() for b in core.bases.list(actor)]}
 
 
-@router.post("", status_code=201)
+@router.post("", status_code=201, responses=ok(BaseOut, 404, 409, status=201))
 def create_base(
-    body: dict[str, Any] = Body(..., examples=[EXAMPLE]),
+    body: BaseIn = Body(..., examples=[EXAMPLE]),
     actor: Actor = Depends(get_actor),
     core: Astralyx = Depends(get_core),
 ) -> dict:
-    return core.bases.create(actor, parse_request(body)).to_dict()
+    """Create a base (404 DEPLOYMENT_NOT_FOUND when its spec names a deployment the workspace lacks)."""
+    return core.bases.create(actor, body).to_dict()
 
 
-@router.get("/{name}")
+@router.get("/{name}", responses=ok(BaseOut, 404))
 def get_base(name: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
     return core.bases.get(actor, name).to_dict()
 
 
-@router.put("/{name}")
+@router.put("/{name}", responses=ok(BaseOut, 404))
 def update_base(
     name: str,
-    body: dict[str, Any] = Body(..., examples=[EXAMPLE]),
+    body: BaseUpdate = Body(..., examples=[EXAMPLE]),
     actor: Actor = Depends(get_actor),
     core: Astralyx = Depends(get_core),
 ) -> dict:
-    request = parse_request({"metadata": {"name": name}, **body})
-    return core.bases.update(actor, name, request.spec).to_dict()
+    return core.bases.update(actor, name, body.spec).to_dict()
 
 
-@router.delete("/{name}")
+@router.delete("/{name}", responses=errors(404))
 def delete_base(name: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
     core.bases.delete(actor, name)
     return {"deleted": name}

@@ -5,12 +5,15 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from fastapi import APIRouter, Body, Depends, Query
+from fastapi import APIRouter, Body, Depends, Path, Query
+from fastapi.responses import JSONResponse
 
 from ...auth.actor import Actor
 from ...core import Astralyx
-from ...eos.deployments import parse_spec
+from ...eos.deploy import DeployRequest, deploy, name_for
 from ..deps import get_actor, get_core
+from ..models import NAME, DeployIn, DeploymentIn, DeploymentList, DeploymentOut
+from ..openapi import errors, ok
 
 router = APIRouter(prefix="/eos/deployments", tags=["deployments"])
 
@@ -29,7 +32,7 @@ def _with_status(core: Astralyx, data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "status": core.runtimes.health(meta["workspace"], meta["name"])}
 
 
-@router.get("")
+@router.get("", responses=ok(DeploymentList))
 def list_deployments(
     health: bool = Query(True, description="Check whether each deployment answers (status)"),
     actor: Actor = Depends(get_actor),
@@ -43,36 +46,53 @@ def list_deployments(
     return {"deployments": items}
 
 
-@router.get("/{name}")
+@router.post("", status_code=201, responses={
+    **ok(DeploymentOut, 409, status=201),
+    200: {"model": DeploymentOut,
+          "description": "Deployed again (replace: true): new model or resources, the same tools and sharing"}})
+def deploy_model(
+    body: DeployIn = Body(..., examples=[{"model": "qwen3-4b-q4-k-m", "name": "qwen3-4b", "cpu": True, "min": 1, "max": 1}]),
+    actor: Actor = Depends(get_actor),
+    core: Astralyx = Depends(get_core),
+) -> JSONResponse:
+    """Deploy a model of the library (or, with `url`, an upstream's): the deployment's default name, its runtime and
+    resources from a few choices, as the console's deploy form and `astra eos deploy` do (eos/deploy.py). A name
+    taken is 409 DEPLOYMENT_EXISTS unless `replace`."""
+    request = DeployRequest.model_validate(body.model_dump(exclude={"replace"}))
+    existed = core.deployments.find(actor.workspace, name_for(core.models, request)) is not None
+    dep = deploy(actor, core.deployments, core.models, request, existing="replace" if body.replace else "refuse")
+    return JSONResponse(_with_status(core, dep.to_dict()), status_code=200 if existed else 201)
+
+
+@router.get("/{name}", responses=ok(DeploymentOut, 404))
 def get_deployment(name: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
     return _with_status(core, core.deployments.get(actor, name).to_dict())
 
 
-@router.put("/{name}")
+@router.put("/{name}", responses=ok(DeploymentOut, 404))
 def put_deployment(
-    name: str,
-    body: dict[str, Any] = Body(..., examples=[EXAMPLE]),
+    name: str = Path(json_schema_extra=NAME),
+    body: DeploymentIn = Body(..., examples=[EXAMPLE]),
     actor: Actor = Depends(get_actor),
     core: Astralyx = Depends(get_core),
 ) -> dict:
-    spec = parse_spec(body.get("spec", body))
-    return core.deployments.put(actor, actor.workspace, name, spec).to_dict()
+    return core.deployments.put(actor, actor.workspace, name, body.spec).to_dict()
 
 
-@router.delete("/{name}")
+@router.delete("/{name}", responses=errors(404))
 def delete_deployment(name: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
     core.deployments.delete(actor, name)
     return {"deleted": name}
 
 
-@router.put("/{name}/shared-with/{workspace}")
+@router.put("/{name}/shared-with/{workspace}", responses=errors(404))
 def share_deployment(name: str, workspace: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
     """Share the deployment with another workspace: its keys call it as `<this workspace>/<name>`, and its
     built-in tools then search and save to this workspace's bases."""
     return core.deployments.share(actor, name, workspace).to_dict()
 
 
-@router.delete("/{name}/shared-with/{workspace}")
+@router.delete("/{name}/shared-with/{workspace}", responses=errors(404))
 def unshare_deployment(name: str, workspace: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
     """Stop sharing: the other workspace's keys get 404 from the next call on."""
     return core.deployments.share(actor, name, workspace, stop=True).to_dict()

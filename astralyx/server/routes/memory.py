@@ -8,55 +8,42 @@ read, correct and forget one (DELETE ?history=true also forgets the older facts 
 
 from __future__ import annotations
 
-from typing import Any
-
-from fastapi import APIRouter, Body, Depends
-from pydantic import BaseModel, ConfigDict
+from fastapi import APIRouter, Depends, Query
 
 from ...auth.actor import Actor
 from ...core import Astralyx
-from ...errors import BadRequest
 from ...metis.memory.service import fact_dict
 from ..deps import get_actor, get_core
+from ..models import DATE_PARAM, Correction, FactsIn, KeptFacts
+from ..openapi import errors, ok
 
 router = APIRouter(prefix="/metis/knowledge-bases/{base}/memory", tags=["memory"])
 
 
-class Correction(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    fact: str | None = None
-    said_at: str | None = None
-    source: str | None = None
-
-
-@router.post("")
-def keep_facts(
-    base: str, body: Any = Body(...), actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)
-) -> dict:
+@router.post("", responses=ok(KeptFacts, 404, 409))
+def keep_facts(base: str, body: FactsIn, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
     """Keep facts: what became of each (change: new, replaces, older, known, or confirms — known, said on
     another date, which the fact records in said_again) and how many older facts were replaced."""
-    if not isinstance(body, dict) or not isinstance(body.get("facts"), list):
-        raise BadRequest('Send {"facts": [{"subject", "attribute", "fact", "source", "said_at"?}, …]}', code="INVALID_FACT")
-    return core.memory.keep(actor, base, body["facts"])
+    return core.memory.keep(actor, base, list(body.facts))
 
 
-@router.get("")
+@router.get("", responses=errors(404, 409))
 def list_facts(
     base: str,
     history: bool = False,
-    as_of: str | None = None,
+    as_of: str | None = Query(None, description="What held on this date", json_schema_extra=DATE_PARAM),
     actor: Actor = Depends(get_actor),
     core: Astralyx = Depends(get_core),
 ) -> dict:
     return core.memory.list(actor, base, history=history, as_of=as_of)
 
 
-@router.get("/{fact_id}")
+@router.get("/{fact_id}", responses=errors(404, 409))
 def read_fact(base: str, fact_id: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
     return fact_dict(core.memory.get(actor, base, fact_id))
 
 
-@router.put("/{fact_id}")
+@router.put("/{fact_id}", responses=errors(404, 409))
 def correct_fact(
     base: str, fact_id: str, body: Correction, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)
 ) -> dict:
@@ -64,7 +51,7 @@ def correct_fact(
     return fact_dict(core.memory.edit(actor, base, fact_id, body.fact, said_at=body.said_at, source=body.source))
 
 
-@router.delete("/{fact_id}")
+@router.delete("/{fact_id}", responses=errors(404, 409))
 def forget_fact(
     base: str, fact_id: str, history: bool = False, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)
 ) -> dict:

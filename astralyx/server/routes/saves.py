@@ -11,74 +11,71 @@ POST /v1/metis/knowledge-bases/<b>/drafts/<id>/discard
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Body, Depends
 from starlette.concurrency import run_in_threadpool
 
 from ...auth.actor import Actor
 from ...core import Astralyx
-from ...errors import BadRequest
-from ..body import parse_json
 from ..deps import get_actor, get_core
+from ..models import DraftEdit
+from ..openapi import errors
 
 router = APIRouter(prefix="/metis/knowledge-bases/{base}", tags=["model saves"])
 
 
-@router.get("/model-saves")
+@router.get("/model-saves", responses=errors(404))
 def list_saves(base: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
     return {"knowledge_base": base, "saves": [s.to_dict() for s in core.saves.list(actor, base)]}
 
 
-@router.get("/model-saves/{save_id}")
+@router.get("/model-saves/{save_id}", responses=errors(404))
 def get_save(base: str, save_id: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
     return core.saves.get(actor, base, save_id).to_dict()
 
 
-@router.post("/model-saves/{save_id}/undo")
+@router.post("/model-saves/{save_id}/undo", responses=errors(404, 409))
 def undo_save(
     base: str, save_id: str, force: bool = False, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)
 ) -> dict:
     return core.saves.undo(actor, base, save_id, force=force).to_dict()
 
 
-@router.get("/drafts")
+@router.get("/drafts", responses=errors(404))
 def list_drafts(base: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
     """The drafts awaiting a decision (newest first), with how long a draft waits and the hourly limit."""
     drafts = core.saves.drafts(actor, base)
     return {"knowledge_base": base, "drafts": [d.to_dict() for d in drafts], **core.saves.draft_rules()}
 
 
-@router.get("/drafts/{draft_id}")
+@router.get("/drafts/{draft_id}", responses=errors(404))
 def get_draft(base: str, draft_id: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
     return core.saves.draft(actor, base, draft_id).to_dict()
 
 
-async def _edits(request: Request) -> dict:
-    raw = await request.body()
-    edits = parse_json(raw, empty={})
-    if not isinstance(edits, dict):
-        raise BadRequest('Send nothing, or {"title": "...", "text": "..."} to change the draft', code="INVALID_REQUEST")
-    return edits
+EDITS = Body(None, description="Nothing, or the draft's new title or text", examples=[{"title": "…", "text": "…"}])
 
 
-@router.post("/drafts/{draft_id}")
+@router.post("/drafts/{draft_id}", responses=errors(404, 409))
 async def edit_draft(
-    base: str, draft_id: str, request: Request, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)
+    base: str, draft_id: str, edits: DraftEdit | None = EDITS, actor: Actor = Depends(get_actor),
+    core: Astralyx = Depends(get_core),
 ) -> dict:
-    edits = await _edits(request)
-    draft = await run_in_threadpool(core.saves.edit_draft, actor, base, draft_id, edits.get("title"), edits.get("text"))
+    edits = edits or DraftEdit()
+    draft = await run_in_threadpool(core.saves.edit_draft, actor, base, draft_id, edits.title, edits.text)
     return draft.to_dict()
 
 
-@router.post("/drafts/{draft_id}/save")
+@router.post("/drafts/{draft_id}/save", responses=errors(404, 409, 429))
 async def save_draft(
-    base: str, draft_id: str, request: Request, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)
+    base: str, draft_id: str, edits: DraftEdit | None = EDITS, actor: Actor = Depends(get_actor),
+    core: Astralyx = Depends(get_core),
 ) -> dict:
     """Keep the draft in the base's saved/ folder (optionally edited: {"title", "text"})."""
-    edits = await _edits(request)
-    draft, save = await run_in_threadpool(core.saves.save_draft, actor, base, draft_id, edits.get("title"), edits.get("text"))
+    edits = edits or DraftEdit()
+    draft, save = await run_in_threadpool(core.saves.save_draft, actor, base, draft_id, edits.title, edits.text)
     return {"draft": draft.to_dict(), "save": save.to_dict()}
 
 
-@router.post("/drafts/{draft_id}/discard")
+@router.post("/drafts/{draft_id}/discard", responses=errors(404, 409))
 def discard_draft(base: str, draft_id: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
     return {"draft": core.saves.discard_draft(actor, base, draft_id).to_dict()}

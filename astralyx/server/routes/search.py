@@ -17,8 +17,9 @@ from starlette.concurrency import run_in_threadpool
 
 from ...auth.actor import Actor
 from ...core import Astralyx
-from ...errors import BadRequest
 from ..deps import get_actor, get_core
+from ..models import SearchIn, SearchOut
+from ..openapi import errors, ndjson_answer, ok
 from ..streams import guarded, ndjson, with_progress
 
 log = logging.getLogger("astralyx")
@@ -32,7 +33,11 @@ def _stream(work: Callable[..., dict[str, Any]]) -> StreamingResponse:
     return ndjson(guarded(with_progress(work), "sync"))
 
 
-@router.post("/sync")
+SYNC_ANSWER = ndjson_answer("The sync's report; with ?progress=true NDJSON lines: {\"progress\": {done, total, document}} "
+                     "…, then {\"result\": report} or {\"error\": …}")
+
+
+@router.post("/sync", responses={200: SYNC_ANSWER, **errors(404, 409, 503)})
 async def sync(
     base: str, progress: bool = False, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)
 ):
@@ -43,7 +48,7 @@ async def sync(
     return await run_in_threadpool(core.documents.sync, actor, base)
 
 
-@router.post("/reindex")
+@router.post("/reindex", responses={200: SYNC_ANSWER, **errors(404, 409, 503)})
 async def reindex(
     base: str, progress: bool = False, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)
 ):
@@ -54,10 +59,10 @@ async def reindex(
     return await run_in_threadpool(core.documents.reindex, actor, base)
 
 
-@router.post("/files", status_code=201)
+@router.post("/files", status_code=201, responses=errors(404, 409, 503))
 async def upload(
     base: str,
-    file: list[UploadFile] = File(..., description="One or more files: Markdown, plain text, HTML or PDF"),
+    file: list[UploadFile] = File(..., min_length=1, description="One or more files: Markdown, plain text, HTML or PDF"),
     actor: Actor = Depends(get_actor),
     core: Astralyx = Depends(get_core),
 ) -> dict:
@@ -68,35 +73,28 @@ async def upload(
     return {"knowledge_base": base, "uploaded": uploaded}
 
 
-@router.get("/files")
+@router.get("/files", responses=errors(404, 409))
 def list_files(base: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
     return {"knowledge_base": base, "files": core.documents.files(actor, base)}
 
 
-@router.delete("/files/{name}")
+@router.delete("/files/{name}", responses=errors(404, 409))
 def delete_file(base: str, name: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
     core.documents.delete_file(actor, base, name)
     return {"deleted": name}
 
 
-@router.get("/documents")
+@router.get("/documents", responses=errors(404))
 def list_documents(base: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
     return core.documents.documents(actor, base)
 
 
-@router.post("/search")
+@router.post("/search", responses=ok(SearchOut, 404, 503))
 def search(
     base: str,
-    body: dict[str, Any] = Body(..., examples=[SEARCH_EXAMPLE]),
+    body: SearchIn = Body(..., examples=[SEARCH_EXAMPLE]),
     actor: Actor = Depends(get_actor),
     core: Astralyx = Depends(get_core),
 ) -> dict:
     """At most 8 passages, numbered, each with its document, title and where (headings › line or page)."""
-    query = body.get("query")
-    if not isinstance(query, str):
-        raise BadRequest('Send {"query": "...", "max_results": 8}', code="INVALID_QUERY")
-    max_results = body.get("max_results", 8)
-    as_of = body.get("as_of")
-    if as_of is not None and not isinstance(as_of, str):
-        raise BadRequest("as_of is a date like 2026-09-30", code="INVALID_QUERY")
-    return core.search.search(actor, base, query, max_results=max_results, as_of=as_of)
+    return core.search.search(actor, base, body.query, max_results=body.max_results, as_of=body.as_of)

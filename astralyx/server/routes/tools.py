@@ -9,36 +9,33 @@ The whole spec can also be PUT at /v1/eos/deployments/<name> (spec.tools); both 
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter, Body, Depends
 
 from ...auth.actor import Actor
 from ...core import Astralyx
 from ...eos import tools as tool_specs
-from ...errors import Invalid
 from ..deps import get_actor, get_core
+from ..models import KnowledgeTools
+from ..openapi import errors
 
 router = APIRouter(prefix="/eos/deployments/{name}/tools", tags=["deployments"])
 
 
-@router.get("")
+@router.get("", responses=errors(404))
 def list_tools(name: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
     return tool_specs.listing(core.deployments.get(actor, name))
 
 
-@router.put("/knowledge/{base}")
+@router.put("/knowledge/{base}", responses=errors(404))
 def set_knowledge_tools(
     name: str,
     base: str,
-    body: dict[str, Any] = Body(default={}, examples=[{"search": True, "save": True, "confirm": True}]),
+    body: KnowledgeTools | None = Body(default=None, examples=[{"search": True, "save": True, "confirm": True}]),
     actor: Actor = Depends(get_actor),
     core: Astralyx = Depends(get_core),
 ) -> dict:
     """Give the deployment the base's tools; the answer says who may then search the base through it."""
-    flags = {k: body.get(k, default) for k, default in (("search", False), ("save", False), ("confirm", True))}
-    if not all(isinstance(v, bool) for v in flags.values()):
-        raise Invalid('Send {"search": true|false, "save": true|false, "confirm": true|false}', code="INVALID_REQUEST")
-    dep = tool_specs.set_knowledge(actor, core.deployments, name, base, search=flags["search"], save=flags["save"],
-                                   confirm=flags["confirm"])
+    flags = body or KnowledgeTools()
+    dep = tool_specs.set_knowledge(actor, core.deployments, name, base, search=flags.search, save=flags.save,
+                                   confirm=flags.confirm)
     return tool_specs.listing(dep)

@@ -1,0 +1,272 @@
+"""The API's request and response bodies, as pydantic models: /v1/openapi.json documents every field.
+
+A body that does not fit its model gets 422 with the model's error code (`invalid`: what it is and
+which code), e.g. a search without a query is INVALID_QUERY, the same code and status the domain
+gives for a blank one. The rules themselves stay in the domain's models where it has them (a base's
+spec, a fact, a deployment's spec): these reuse them, so each rule is written once.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic.json_schema import JsonDict
+
+from ..eos.deploy import DeployRequest
+from ..eos.deployments import DeploymentSpec
+from ..metis.bases import BaseRequest, BaseSpec
+from ..metis.memory.facts import DATE_SCHEMA, ONE_LINE, FactIn
+from ..metis.memory.service import MAX_BATCH
+from ..metis.search import MAX_QUERY_CHARS, MAX_RESULTS
+from ..util import NAME_RE
+
+# What the domain checks, said in the schema too (the domain's check and message stay the one rule).
+NAME: JsonDict = {"pattern": NAME_RE.pattern, "maxLength": 64}
+DATE: JsonDict = DATE_SCHEMA
+DATE_PARAM: JsonDict = {"anyOf": [{"type": "string", "format": "date"}, {"type": "string", "format": "date-time"}]}
+TEXT: JsonDict = {"pattern": r"^[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f]*$"}  # a note: tabs and line breaks, no other control
+
+
+class Body(BaseModel):
+    """A request body; `invalid` names it in the error message and gives the error code."""
+
+    invalid: ClassVar[tuple[str, str]] = ("request", "INVALID_REQUEST")
+
+    @classmethod
+    def describe(cls, problems: list[tuple[str, str]], body: Any) -> str:
+        """The message for a body that does not fit: each field (spec.tools[0].name) and what is wrong."""
+        return f"The {cls.invalid[0]} is not valid: " + "; ".join(f"{where or 'body'}: {msg}" for where, msg in problems)
+
+
+# -- errors ------------------------------------------------------------------------------------------
+class ErrorDetail(BaseModel):
+    code: str = Field(description="A stable code (the README lists them, astralyx/errors.py CODES)", examples=["BASE_NOT_FOUND"])
+    message: str = Field(description="What happened and how to fix it")
+    details: dict[str, Any] | None = Field(default=None, description="More about it, e.g. the permission missing")
+
+
+class ErrorBody(BaseModel):
+    error: ErrorDetail
+
+
+# -- knowledge bases ---------------------------------------------------------------------------------
+class BaseIn(BaseRequest, Body):
+    invalid = ("knowledge base", "INVALID_SPEC")
+
+
+class BaseUpdate(Body):
+    """A base's new spec (its name is the address's; metadata may repeat it)."""
+
+    invalid = ("knowledge base", "INVALID_SPEC")
+    model_config = ConfigDict(extra="forbid")
+    metadata: dict[str, Any] | None = None
+    spec: BaseSpec = Field(default_factory=BaseSpec)
+
+
+class SearchIn(Body):
+    invalid = ("search", "INVALID_QUERY")
+    model_config = ConfigDict(extra="forbid")
+    query: str = Field(pattern=r"\S", max_length=MAX_QUERY_CHARS, description="The words or question to search for")
+    max_results: int = Field(default=MAX_RESULTS, ge=1,
+                             description=f"At most this many passages (at most {MAX_RESULTS})")
+    as_of: str | None = Field(default=None, description="What held on this date (memory bases): 2026-09-30, or a date-time",
+                              examples=["2026-09-30"], json_schema_extra=DATE)
+
+
+# -- memory ------------------------------------------------------------------------------------------
+class FactsIn(Body):
+    invalid = ("facts", "INVALID_FACT")
+    model_config = ConfigDict(extra="forbid")
+    facts: list[FactIn] = Field(min_length=1, json_schema_extra={"maxItems": MAX_BATCH},
+                                description=f"Kept as one step, all or nothing (at most {MAX_BATCH})")
+
+    @classmethod
+    def describe(cls, problems: list[tuple[str, str]], body: Any) -> str:
+        # As the domain says it (memory/service.py): "The fact …" for one, "The facts[2] …" in a batch.
+        facts = body.get("facts") if isinstance(body, dict) else None
+        match = re.match(r"facts\[(\d+)\]\.?", problems[0][0])
+        if not isinstance(facts, list) or match is None:
+            return super().describe(problems, body)
+        what = "fact" if len(facts) == 1 else f"facts[{match.group(1)}]"
+        mine = [(where[match.end():], msg) for where, msg in problems if where.startswith(match.group())]
+        return f"The {what} is not valid: " + "; ".join(f"{where or what}: {msg}" for where, msg in mine)
+
+
+class Correction(Body):
+    invalid = ("correction", "INVALID_FACT")
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"minProperties": 1})
+    # null is taken as not given; the schema asks for what changes (at least one field of it).
+    fact: str | None = Field(default=None, description="The corrected sentence", json_schema_extra={"type": "string", **ONE_LINE})
+    said_at: str | None = Field(default=None, json_schema_extra=DATE_PARAM)
+    source: str | None = Field(default=None, json_schema_extra={"type": "string", **ONE_LINE})
+
+
+class Message(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    role: str = Field(examples=["user"])
+    content: Any = Field(default=None, description="The message's text")
+    date: str | None = Field(default=None, description="When it was said: 2026-10-12 or a date-time", json_schema_extra=DATE)
+
+
+class ConversationIn(Body):
+    invalid = ("conversation", "INVALID_CONVERSATION")
+    source: str | None = Field(default=None, description="Where the conversation comes from, kept with each fact")
+    said_at: str | None = Field(default=None, description="When it was said, for messages without a date",
+                                json_schema_extra=DATE)
+    messages: list[Message] = Field(description="The conversation, oldest first")
+
+
+# -- saves and drafts --------------------------------------------------------------------------------
+class DraftEdit(Body):
+    invalid = ("draft", "INVALID_REQUEST")
+    model_config = ConfigDict(extra="forbid")
+    title: str | None = None
+    text: str | None = None
+
+
+# -- deployments -------------------------------------------------------------------------------------
+class DeploymentIn(Body):
+    """{"spec": {...}}; the bare spec is taken too."""
+
+    invalid = ("deployment spec", "INVALID_SPEC")
+    model_config = ConfigDict(extra="forbid")
+    spec: DeploymentSpec
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bare(cls, data: Any) -> Any:
+        return {"spec": data} if isinstance(data, dict) and "spec" not in data else data
+
+
+class DeployIn(DeployRequest, Body):
+    invalid = ("deployment", "INVALID_SPEC")
+    model_config = ConfigDict(extra="forbid")
+    name: str | None = Field(default=None, description="Deployment name (default: from the model's)", json_schema_extra=NAME)
+    replace: bool = Field(default=False, description="A deployment of that name exists: replace it, keeping its tools "
+                          "and sharing (else 409 DEPLOYMENT_EXISTS)")
+
+
+class KnowledgeTools(Body):
+    invalid = ("tools", "INVALID_REQUEST")
+    model_config = ConfigDict(extra="forbid", strict=True)
+    search: bool = False
+    save: bool = False
+    confirm: bool = Field(default=True, description="Ask before saving: the model's saves wait as drafts")
+
+
+class AddModel(Body):
+    invalid = ("model", "INVALID_REQUEST")
+    model_config = ConfigDict(extra="forbid")
+    file: str | None = Field(default=None, description="A GGUF file on the server's machine")
+    chat_format: str | None = Field(default=None, description="llama.cpp's chat format, when the file does not say")
+
+
+# -- the OpenAI-compatible gateway -------------------------------------------------------------------
+class EmbeddingsIn(Body):
+    invalid = ("embeddings request", "INVALID_REQUEST")
+    model_config = ConfigDict(extra="allow")
+    model: str = Field(min_length=1, description="An embedding deployment of the workspace", examples=["e5-small"])
+    input: str | list[str] = Field(description="A text or a list of texts")
+    encoding_format: Literal["float", "base64"] | None = None
+    input_type: Literal["query", "passage", "document"] | None = Field(
+        default=None, description="The e5 prefix: query (the default) or passage")
+    dimensions: int | None = Field(default=None, ge=1, description="Cut each vector to this many dimensions")
+
+
+class ChatIn(Body):
+    """OpenAI's chat completion request; the fields the gateway reads are named, the rest go to the model."""
+
+    invalid = ("chat completion request", "INVALID_REQUEST")
+    model_config = ConfigDict(extra="allow")
+    model: str = Field(min_length=1, description="A chat deployment's name, or <workspace>/<name> for one shared with you")
+    messages: list[dict[str, Any]] = Field(min_length=1)
+    stream: bool = Field(default=False, description="Server-sent events, ending with data: [DONE]")
+    tools: list[dict[str, Any]] | None = Field(default=None, description="Your own tools, beside the built-in ones")
+    n: Literal[1] | None = None
+    metadata: dict[str, Any] | None = Field(default=None, description="conversation_title or conversation_id names "
+                                            "the conversation in receipts")
+
+
+# -- answers -----------------------------------------------------------------------------------------
+# What the main routes answer, for the document (responses={200: {"model": …}}): the routes return the
+# domain's dicts as they are, and the schemathesis run checks the answers against these.
+class Answer(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class BaseMetadata(Answer):
+    name: str
+    workspace: str
+    created_at: str
+
+
+class BaseOut(Answer):
+    metadata: BaseMetadata
+    spec: BaseSpec
+
+
+class BaseList(Answer):
+    knowledge_bases: list[BaseOut]
+
+
+class DeploymentMetadata(BaseMetadata):
+    updated_at: str
+
+
+class Health(Answer):
+    ok: bool = Field(description="Whether it answers (or would, on the next call)")
+    detail: str | None = None
+    scaled_to_zero: bool | None = None
+
+
+class DeploymentOut(Answer):
+    metadata: DeploymentMetadata
+    spec: DeploymentSpec
+    status: Health | None = Field(default=None, description="Whether it answers (not after PUT)")
+    warnings: list[str] | None = Field(default=None, description="E.g. who may search a base through its tools")
+
+
+class DeploymentList(Answer):
+    deployments: list[DeploymentOut]
+
+
+class NoteOut(Answer):
+    path: str
+    area: Literal["notes", "saved"]
+    title: str
+    metadata: dict[str, Any]
+    content: str
+    version: str = Field(description="SHA-256 of the file, also the ETag")
+    updated_at: str | None = None
+
+
+class Passage(Answer):
+    ref: int = Field(description="The passage's number, to cite it as [1]")
+    document: str
+    title: str
+    where: str = Field(description="Headings › line, or the page")
+    text: str
+
+
+class SearchOut(Answer):
+    knowledge_base: str
+    mode: str = Field(description="hybrid, or keywords when the base has no vectors (yet)")
+    results: list[Passage]
+
+
+class KeptFacts(Answer):
+    knowledge_base: str
+    facts: list[dict[str, Any]] = Field(description="What became of each fact, in order")
+    kept: int
+    replaced: int
+    known: int
+    confirmed: int
+
+
+class WhoAmI(Answer):
+    workspace: str
+    role: str
+    key_id: str | None
+    permissions: list[str]
