@@ -51,6 +51,7 @@ class Astralyx:
         self.notes = Notes(self.bases)
         # Search: the per-base index follows notes as they change; documents come from sources and uploads.
         self.index = Index(self.bases, self.runtimes)
+        self.index.large_file = self.settings.large_file_passages
         self.notes.listeners.append(self.index.on_note)
         self.search = Search(self.bases, self.index)
         self.documents = Documents(self.bases, self.index)
@@ -101,9 +102,11 @@ class Astralyx:
                 log.info("removed %d temp file(s) of interrupted writes in %s/%s", len(removed), base.workspace, base.name)
 
     def sync_all(self) -> dict:
-        """Sync every base's index with its files and sources (at server start, e.g. in a thread)."""
+        """Sync every base's index with its files and sources (at server start, e.g. in a thread):
+        a job per base, one after another, each with its status at GET …/knowledge-bases/<b>/sync."""
         return self.documents.sync_all()
 
     def close(self) -> None:
+        self.documents.jobs.stop()  # syncs under way stop at their next batch
         self.index.close_all()
         self.db.close()
