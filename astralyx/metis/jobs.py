@@ -155,6 +155,16 @@ class SyncJob:
             }
 
 
+def duration(seconds: float | None) -> str:
+    """An ETA as people read it: 45s, 3m07s, 1h05m."""
+    if seconds is None:
+        return "?"
+    seconds = int(seconds)
+    if seconds >= 3600:
+        return f"{seconds // 3600}h{seconds % 3600 // 60:02}m"
+    return f"{seconds // 60}m{seconds % 60:02}s" if seconds >= 60 else f"{seconds}s"
+
+
 Work = Callable[[SyncJob], dict[str, Any]]
 
 

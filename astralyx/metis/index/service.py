@@ -21,8 +21,8 @@ from ...eos.runtimes.base import Embedder
 from ...errors import AstralyxError, Unavailable
 from ...util import sha256
 from ..bases import KnowledgeBase, KnowledgeBases
-from ..jobs import SyncJob
 from ..documents import ParsedDocument, decode, parse_file, read_markdown, split_front_matter, supported
+from ..jobs import SyncJob
 from ..notes import note_title
 from .keywords import USE_FROM as KEYWORDS_FROM
 from .store import BaseIndex, Entry, embedding_text
