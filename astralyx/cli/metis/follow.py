@@ -69,12 +69,17 @@ def follow(state: State, base: str, kind: str, *, wait: bool, quiet: bool,
             except ApiError as e:
                 if e.code != "UNREACHABLE":
                     raise
-                lost_since = lost_since or time.monotonic()
+                if lost_since is None:
+                    lost_since = time.monotonic()
+                    if not quiet:
+                        click.secho(f"lost the server ({e.message}); reconnecting to the job…", fg="yellow", err=True)
                 if time.monotonic() - lost_since > RECONNECT_FOR:
                     raise ApiError(0, "UNREACHABLE", f"Lost the server for {duration(RECONNECT_FOR)}; the sync may go on "
                                    f"there: `astra metis sync {base}` follows it again") from None
                 bar.update(task, description="connection lost, reconnecting…")
                 continue
+            if lost_since is not None and not quiet:
+                click.secho("reconnected: following the job again", fg="green", err=True)
             lost_since = None
             if now.get("id") != job_id:
                 if now.get("state") == "idle":

@@ -27,6 +27,10 @@ function followSync() {
       if (answer.ok) {
         const job = await answer.json();
         line.textContent = job.text;
+        const soFar = document.getElementById("documents-so-far");
+        if (soFar && job.index && job.index.documents) {
+          soFar.textContent = `${job.index.documents} document(s) searchable so far: reload the page to list them.`;
+        }
         if (!job.active) { window.location.reload(); return; }
       }
     } catch (e) { /* the server is away for a moment: try again */ }
