@@ -82,7 +82,7 @@ def run(args: list[str], env: dict[str, str], out: dict | None = None):
 
 
 def test_sync_follows_the_job_through_a_dropped_connection_and_no_wait_returns(core, tmp_path):
-    embedder = PacedEmbedder(free=1)
+    embedder = PacedEmbedder()
     make_base(core, "handbook", embedder=embedder, sources=[folder(tmp_path, 200)])
     with served(core) as api:
         host, port = api.removeprefix("http://").removesuffix("/v1").split(":")
@@ -131,7 +131,7 @@ def test_sync_exits_1_when_the_job_failed(core, tmp_path):
 
 
 def test_reindex_during_a_sync_is_refused_with_what_runs(core, tmp_path):
-    embedder = PacedEmbedder(free=1)
+    embedder = PacedEmbedder()
     make_base(core, "hb", embedder=embedder, sources=[folder(tmp_path, 200)])
     with served(core) as api:
         env = {"ASTRALYX_API": api, "ASTRALYX_TOKEN": ADMIN_TOKEN}

@@ -16,30 +16,33 @@ BASE = "/v1/metis/knowledge-bases/{}"
 
 
 class PacedEmbedder(ConceptEmbedder):
-    """Lets `free` calls through, then holds each call until the test lets one more go: a sync caught
-    between two of its batches."""
+    """Embeds `free` passages, then holds each call until the test allows more: a sync caught between
+    two of its batches (a sync writes 64 passages at a time)."""
 
-    def __init__(self, free: int = 1) -> None:
+    def __init__(self, free: int = 64) -> None:
         super().__init__()
-        self.free = free
+        self.allowed = free
+        self.embedded = 0
         self.waiting = threading.Event()
-        self.go = threading.Semaphore(0)
-        self.open = threading.Event()
+        self._cond = threading.Condition()
 
     def embed_passages(self, texts: list[str]) -> np.ndarray:
-        if self.calls >= self.free and not self.open.is_set():
-            self.waiting.set()
-            self.go.acquire(timeout=30)
+        with self._cond:
+            while self.embedded + len(texts) > self.allowed:
+                self.waiting.set()
+                if not self._cond.wait(30):
+                    break
             self.waiting.clear()
+            self.embedded += len(texts)
         return super().embed_passages(texts)
 
-    def step(self) -> None:
-        self.go.release()
+    def step(self, passages: int = 64) -> None:
+        with self._cond:
+            self.allowed += passages
+            self._cond.notify_all()
 
     def finish(self) -> None:
-        self.open.set()
-        for _ in range(100):
-            self.go.release()
+        self.step(10**9)
 
 
 def wait_for(predicate, timeout: float = 20.0):
@@ -62,7 +65,7 @@ def folder(tmp_path, files: int, passages_each: int = 1):
 
 def test_a_sync_is_a_job_readers_can_follow_and_documents_are_searchable_as_it_goes(client, core, key_client, tmp_path):
     src = folder(tmp_path, 200)  # 200 passages: batches of 64, so four write transactions
-    embedder = PacedEmbedder(free=1)
+    embedder = PacedEmbedder()
     make_base(core, "handbook", embedder=embedder, sources=[src])
     viewer = key_client("viewer")
 
@@ -120,14 +123,14 @@ def test_a_sync_is_a_job_readers_can_follow_and_documents_are_searchable_as_it_g
 
 def test_a_note_written_mid_sync_is_searchable_before_the_sync_ends(core, tmp_path):
     src = folder(tmp_path, 200)
-    embedder = PacedEmbedder(free=1)
+    embedder = PacedEmbedder()
     make_base(core, "busy", embedder=embedder, sources=[src])
     job, _ = core.documents.start(owner(), "busy")
     wait_for(embedder.waiting.is_set)
     start = time.monotonic()
     core.notes.write(owner(), "busy", "notes", "late.md", "# Late\n\nwritten while indexing")
     assert time.monotonic() - start < 2  # the writer does not wait for the sync
-    embedder.step()  # one more batch: the note goes in right after it
+    embedder.step(65)  # one more batch (and the note's passage): the note goes in right after it
     wait_for(lambda: labels(core.search.search(owner(), "busy", "written while indexing")))
     assert job.state == "running"
     embedder.finish()
@@ -186,7 +189,7 @@ def test_start_up_sync_queues_every_base_and_runs_them_one_after_another(core, t
 
 
 def test_a_base_deleted_mid_sync_stops_its_job(core, tmp_path):
-    embedder = PacedEmbedder(free=1)
+    embedder = PacedEmbedder()
     make_base(core, "gone", embedder=embedder, sources=[folder(tmp_path, 200)])
     job, _ = core.documents.start(owner(), "gone")
     wait_for(embedder.waiting.is_set)

@@ -12,7 +12,8 @@ import logging
 import shutil
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -33,6 +34,8 @@ INDEX_FILE = "index.db"
 VECTORS_FILE = "index.vectors.usearch"  # the HNSW sidecar of index.db (vectors.py), and its .json header
 KEYWORDS_DIR = "index.keywords.tantivy"  # the keyword sidecar of index.db (keywords.py)
 EMBED_BATCH = 64  # chunks per call to the embedder, and per write transaction of a sync (searchable at once)
+SYNC_SLICE = 16  # chunks per call to the embedder in a sync: a search waits for at most one such call
+YIELD_MAX = 0.5  # seconds a sync's next embedding waits for the searches under way to end
 KEEP_PARSED = 20_000  # passages a sync keeps parsed between reading and indexing; files beyond are read again
 LARGE_FILE = 1000  # passages from one file above which a sync reports it (Settings.large_file_passages)
 
@@ -94,6 +97,10 @@ class Index:
         self._syncing: set[tuple[str, str]] = set()  # bases a sync runs for now
         self._versions: dict[tuple[str, str], dict[str, int]] = {}  # files indexed on their own (see _touch)
         self.large_file = LARGE_FILE
+        # Searches first: a sync embeds in slices and, between two, waits while searches run (the
+        # embedder would otherwise take both cores from the query's own embedding). The bench turns it off.
+        self.yield_to_searches = True
+        self._searching = 0  # searches under way
         self._guard = threading.Lock()
         # True: searches use index.db alone (FTS5 and the exact vec0 scan), never the sidecars
         # (the bench measures both; a user who wants exact answers over speed sets it).
@@ -193,6 +200,25 @@ class Index:
             log.info("index of %s/%s: embedding is now %s, vectors start over", base.workspace, base.name, identity)
             store.set_embedding(identity, embedder.dimensions if embedder else None)
         return store, embedder
+
+    # -- searches first ------------------------------------------------------------------------
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        """Around a search: a sync's next slice of embedding waits until it ends (up to YIELD_MAX)."""
+        with self._guard:
+            self._searching += 1
+        try:
+            yield
+        finally:
+            with self._guard:
+                self._searching -= 1
+
+    def _yield_to_readers(self) -> None:
+        if not self.yield_to_searches:
+            return
+        deadline = time.monotonic() + YIELD_MAX
+        while self._searching and time.monotonic() < deadline:
+            time.sleep(0.002)
 
     # -- keeping in step ----------------------------------------------------------------------
     def _touch(self, base: KnowledgeBase, key: str) -> None:
@@ -403,7 +429,7 @@ class Index:
             if embedder is not None and len(entry.chunks) > EMBED_BATCH:
                 self._flush(base, store, embedder, batch, known, report, job)  # what came before it, first
                 batch, size = [], 0
-                self._embed_entries(embedder, [entry], job)  # a long file: progress by slices of it
+                self._embed_entries(embedder, [entry], job, yielding=True)  # a long file: progress by slices
                 self._flush(base, store, None, [item], known, report, job, counted=True)
                 continue
             batch.append(item)
@@ -421,7 +447,7 @@ class Index:
             return
         entries = [item.entry for item in batch if item.entry is not None]
         if embedder is not None:
-            self._embed_entries(embedder, entries)
+            self._embed_entries(embedder, entries, yielding=True)
         with self.lock(base):
             # A file indexed or dropped on its own since it was read (a note, an upload): that is newer.
             fresh = [item for item in batch if self._version(base, item.candidate.key) == item.version]
@@ -472,15 +498,20 @@ class Index:
             chunks=parsed.chunks, attrs=parsed.attrs, size=len(data),
         )
 
-    @staticmethod
-    def _embed_entries(embedder: Embedder | None, entries: list[Entry], job: SyncJob | None = None) -> None:
-        """Vectors for every chunk of the entries, EMBED_BATCH texts per call to the embedder."""
+    def _embed_entries(
+        self, embedder: Embedder | None, entries: list[Entry], job: SyncJob | None = None, yielding: bool = False
+    ) -> None:
+        """Vectors for every chunk of the entries, EMBED_BATCH texts per call to the embedder (for a
+        sync, `yielding`: SYNC_SLICE texts per call, each after the searches under way)."""
         if embedder is None:
             return
         texts = [embedding_text(e.title, c) for e in entries for c in e.chunks]
+        step = SYNC_SLICE if yielding and self.yield_to_searches else EMBED_BATCH
         parts = []
-        for i in range(0, len(texts), EMBED_BATCH):
-            parts.append(_embed(embedder, texts[i : i + EMBED_BATCH]))
+        for i in range(0, len(texts), step):
+            if yielding:
+                self._yield_to_readers()
+            parts.append(_embed(embedder, texts[i : i + step]))
             if job is not None:
                 job.indexed(len(parts[-1]), entries[-1].label)
         import numpy as np
