@@ -60,6 +60,7 @@ def main() -> None:
     parser.add_argument("--passages", type=int, default=10_000, help="passages the sync indexes while searching")
     parser.add_argument("--seed", type=int, default=500, help="passages indexed before (so searches find something)")
     parser.add_argument("--idle", type=float, default=45.0, help="seconds of searching idle, before and after")
+    parser.add_argument("--no-yield", action="store_true", help="the sync does not wait for searches (to compare)")
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args()
 
@@ -71,6 +72,7 @@ def main() -> None:
         src = tmp / "folder"
         write_files(src, texts[: args.seed], "a")
         core = Astralyx(Settings.load(tmp / "home"))
+        core.index.yield_to_searches = not args.no_yield
         spec = {"sources": [{"folder": str(src)}], "embedding": {"deployment": "e5-small"}}
         core.bases.create(actor, parse_request({"metadata": {"name": "docs"}, "spec": spec}))
         core.documents.sync(actor, "docs")
@@ -146,10 +148,11 @@ def main() -> None:
     note_text = (
         ", ".join(f"{w * 1000:.0f} ms / {s:.1f} s" for w, s in notes) if notes else "none (the sync ended first)"
     )
+    flag = " --no-yield" if args.no_yield else ""
     first_text = f"{first_seen[0]:.1f} s" if first_seen else "(never seen before it ended)"
     body = (
         f"`flock /tmp/astralyx-bench.lock .venv/bin/python bench/sync_search.py --passages {args.passages} "
-        f"--seed {args.seed} --write` ({time.strftime('%Y-%m-%d')}): a base of `{model}` (the default embedder, "
+        f"--seed {args.seed}{flag} --write` ({time.strftime('%Y-%m-%d')}): a base of `{model}` (the default embedder, "
         f"query embedding included in every search) with {args.seed} passages indexed; its folder then gets "
         f"{args.passages:,} more (SciFact text, {PER_FILE} passages a file) and its sync job runs while one loop "
         f"searches (`core.search.search`, a SciFact claim, {THINK * 1000:.0f} ms between searches).\n\n"
@@ -164,7 +167,8 @@ def main() -> None:
     )
     print(body)
     if args.write:
-        write_section("Search during a sync (`bench/sync_search.py`)", body)
+        title = "Search during a sync (`bench/sync_search.py`)" + (", the sync not yielding" if args.no_yield else "")
+        write_section(title, body)
         print("written to docs/benchmarks.md")
 
 
