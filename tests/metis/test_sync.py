@@ -130,6 +130,7 @@ def test_sync_streams_progress_lines(client, core, tmp_path):
         events = [json.loads(line) for line in r.iter_lines() if line]
     progress = [e["progress"] for e in events if "progress" in e]
     assert progress and progress[-1]["done"] == progress[-1]["total"] == 120
+    assert progress[-1]["passages"] == {"done": 120, "total": 120} and progress[-1]["state"] == "finished"
     assert [p["done"] for p in progress] == sorted(p["done"] for p in progress)
     assert events[-1]["result"]["added"] == 120
     r = client.post(BASE.format("nothere") + "/sync?progress=true")

@@ -19,14 +19,17 @@ class PacedEmbedder(ConceptEmbedder):
     """Embeds `free` passages, then holds each call until the test allows more: a sync caught between
     two of its batches (a sync writes 64 passages at a time)."""
 
-    def __init__(self, free: int = 64) -> None:
+    def __init__(self, free: int = 64, solo: bool = False) -> None:
         super().__init__()
+        self.solo = solo
         self.allowed = free
         self.embedded = 0
         self.waiting = threading.Event()
         self._cond = threading.Condition()
 
     def embed_passages(self, texts: list[str]) -> np.ndarray:
+        if len(texts) == 1 and self.solo:  # one passage: a note or an upload indexed on its own, not the sync
+            return super().embed_passages(texts)
         with self._cond:
             while self.embedded + len(texts) > self.allowed:
                 self.waiting.set()
@@ -200,3 +203,21 @@ def test_a_base_deleted_mid_sync_stops_its_job(core, tmp_path):
     deleter.join(30)
     assert job.done.is_set() and job.state == "failed" and job.error["code"] == "SYNC_CANCELLED"
     assert not core.bases.folder("default", "gone").exists()
+
+
+def test_an_upload_during_a_sync_is_not_overwritten_by_the_copy_the_sync_read_before(core, tmp_path):
+    embedder = PacedEmbedder(solo=True)
+    make_base(core, "hb", embedder=embedder)
+    uploads = core.bases.find("default", "hb").folder / "files"
+    for i in range(100):  # on disk before the sync: it reads all, then indexes 64 at a time
+        write(uploads, f"u{i:03}.md", f"# U{i}\n\nold text of upload {i} oldword{i}\n")
+    job, _ = core.documents.start(owner(), "hb")
+    wait_for(embedder.waiting.is_set)  # u000–u063 written; u090 read (old) but not yet written
+    core.documents.upload(owner(), "hb", "u090.md", b"# U90\n\nnew text newword90\n")
+    assert labels(core.search.search(owner(), "hb", "newword90"))[0] == "docs:hb/u090.md"
+    embedder.finish()
+    report = core.documents.wait(job, 30)
+    assert report["added"] == 99  # u090 was indexed by its upload, newer than what the sync had read
+    hit = core.search.search(owner(), "hb", "newword90")["results"][0]
+    assert hit["document"] == "docs:hb/u090.md" and "new text" in hit["text"]
+    assert not any("oldword90" in r["text"] for r in core.search.search(owner(), "hb", "oldword90")["results"])
