@@ -376,6 +376,7 @@ class Index:
             document = c.label or c.key
             if done % 20 == 0 or done == total:
                 job.reading(done, total, document)
+            version = self._version(base, c.key)  # before reading: a change after it shows as a newer one
             try:
                 data = c.file.read_bytes()
                 digest = sha256(data)
@@ -383,7 +384,6 @@ class Index:
                     report.unchanged += 1
                     job.file_done()
                     continue
-                version = self._version(base, c.key)
                 entry = self._entry(base, c, data, digest)
             except AstralyxError as e:
                 self._failed(report, job, document, e.message)
@@ -467,6 +467,7 @@ class Index:
     def _reread(self, base: KnowledgeBase, item: _Planned, report: SyncReport, job: SyncJob) -> Entry | None:
         """A file planned beyond KEEP_PARSED, read again (it may have changed: then as it is now)."""
         c = item.candidate
+        item.version = self._version(base, c.key)
         try:
             data = c.file.read_bytes()
             item.digest = sha256(data)
