@@ -60,7 +60,7 @@ def main() -> None:
     parser.add_argument("--passages", type=int, default=10_000, help="passages the sync indexes while searching")
     parser.add_argument("--seed", type=int, default=500, help="passages indexed before (so searches find something)")
     parser.add_argument("--idle", type=float, default=45.0, help="seconds of searching idle, before and after")
-    parser.add_argument("--no-yield", action="store_true", help="the sync does not wait for searches (to compare)")
+    parser.add_argument("--no-yield", action="store_true", help="the sync neither waits for searches nor runs niced (compare)")
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args()
 
@@ -73,6 +73,8 @@ def main() -> None:
         write_files(src, texts[: args.seed], "a")
         core = Astralyx(Settings.load(tmp / "home"))
         core.index.yield_to_searches = not args.no_yield
+        if args.no_yield:
+            core.documents.jobs.nice = 0
         spec = {"sources": [{"folder": str(src)}], "embedding": {"deployment": "e5-small"}}
         core.bases.create(actor, parse_request({"metadata": {"name": "docs"}, "spec": spec}))
         core.documents.sync(actor, "docs")

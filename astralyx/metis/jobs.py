@@ -15,6 +15,8 @@ where a job store shared by replicas (and an advisory lock per base) would go.
 from __future__ import annotations
 
 import logging
+import os
+import sys
 import threading
 import time
 import uuid
@@ -30,6 +32,9 @@ log = logging.getLogger("astralyx.metis")
 
 RATE_WINDOW = 30.0  # seconds of progress the passages/s (and so the ETA) is measured over
 ACTIVE = ("queued", "running")
+# A job's thread gives way to searches and requests: the OS runs it when they leave a core free
+# (embedding takes every core it gets). Its own thread only, which ends with the job.
+NICE = 10
 
 
 class Cancelled(AstralyxError):
@@ -171,7 +176,8 @@ Work = Callable[[SyncJob], dict[str, Any]]
 class SyncJobs:
     """The sync jobs of this process: start (or join) one per base, read them, wait for them."""
 
-    def __init__(self, running: int = 1) -> None:
+    def __init__(self, running: int = 1, nice: int = NICE) -> None:
+        self.nice = nice  # the jobs' threads run at this lower OS priority (Linux: per thread)
         self._jobs: dict[tuple[str, str], SyncJob] = {}
         self._guard = threading.Lock()
         self._slots = threading.Semaphore(running)
@@ -196,6 +202,7 @@ class SyncJobs:
         return job.done.wait(timeout)
 
     def _run(self, job: SyncJob, work: Work) -> None:
+        _lower_priority(self.nice)
         try:
             with self._slots:
                 if job.cancel.is_set():
@@ -230,3 +237,12 @@ class SyncJobs:
         deadline = time.monotonic() + wait
         for job in jobs:
             job.done.wait(max(0.0, deadline - time.monotonic()))
+
+
+def _lower_priority(nice: int) -> None:
+    if nice <= 0 or not sys.platform.startswith("linux"):  # elsewhere it would name a process, not this thread
+        return
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), nice)  # Linux: this thread alone
+    except OSError:  # pragma: no cover - not allowed here: the job runs at normal priority
+        pass
