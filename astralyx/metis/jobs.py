@@ -34,7 +34,7 @@ RATE_WINDOW = 30.0  # seconds of progress the passages/s (and so the ETA) is mea
 ACTIVE = ("queued", "running")
 # A job's thread gives way to searches and requests: the OS runs it when they leave a core free
 # (embedding takes every core it gets). Its own thread only, which ends with the job.
-NICE = 10
+NICE = 5
 
 
 class Cancelled(AstralyxError):
