@@ -230,6 +230,22 @@ def test_astra_serve_syncs_the_bases_at_start(home, tmp_path):
                 pass
             time.sleep(0.2)
         assert results[0]["document"] == "docs:handbook/leave.md"
+        job = wait_until_finished(url.removesuffix("/search") + "/sync", headers)
+        assert job["kind"] == "sync" and job["report"]["added"] == 1 and job["files"]["done"] == 1
     finally:
         proc.terminate()
         proc.communicate(timeout=20)
+
+
+def wait_until_finished(url: str, headers: dict) -> dict:
+    """The start-up sync's job, read as anyone who may read the base does, once it has ended."""
+    import time
+
+    import httpx
+
+    deadline = time.monotonic() + 30
+    while True:
+        job = httpx.get(url, headers=headers).json()
+        if job["state"] in ("finished", "failed") or time.monotonic() > deadline:
+            return job
+        time.sleep(0.1)
