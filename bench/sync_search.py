@@ -122,7 +122,8 @@ def main() -> None:
                 t = time.perf_counter()
                 core.notes.write(actor, "docs", "notes", f"during-{i}.md", f"# Note {i}\n\nThe code word is {word}.\n")
                 wrote = time.perf_counter() - t
-                while not core.search.search(actor, "docs", word)["results"]:
+                note = f"notes:docs/during-{i}.md"
+                while note not in [r["document"] for r in core.search.search(actor, "docs", word)["results"]]:
                     time.sleep(0.05)
                 notes.append((wrote, time.perf_counter() - t))
 
