@@ -41,6 +41,10 @@ class Settings:
         default=True,
         metadata={"help": "Sync every base's folder sources when the server starts."},
     )
+    large_file_passages: int = field(
+        default=1000,
+        metadata={"help": "Passages from one file above which a sync reports it (a print page copying the others?)."},
+    )
     default_embedding_model: str = field(
         default="multilingual-e5-small-int8",
         metadata={"help": "Model of the embedded embedding deployment a new workspace gets."},

@@ -56,6 +56,7 @@ class Astralyx:
         self.writer = Writer()
         self.notes = Notes(self.bases, self.writer)
         self.index = Index(self.bases, self.runtimes)
+        self.index.large_file = self.settings.large_file_passages
         self.writer.subscribers.append(self.index.on_change)
         self.bases.on_delete.append(self.index.close)
         self.search = Search(self.bases, self.index)
@@ -119,11 +120,13 @@ class Astralyx:
                 log.info("removed %d temp file(s) of interrupted writes in %s/%s", len(removed), base.workspace, base.name)
 
     def sync_all(self) -> dict:
-        """Sync every base's index with its files and sources (at server start, e.g. in a thread)."""
+        """Sync every base's index with its files and sources (at server start, e.g. in a thread):
+        a job per base, one after another, each with its status at GET …/knowledge-bases/<b>/sync."""
         return self.documents.sync_all()
 
     def close(self) -> None:
         """Close the open files (index files, database connections); what runs again after it reopens them."""
+        self.documents.jobs.stop()  # syncs under way stop at their next batch
         self.index.close_all()
         self.db.close()
         self._started = False

@@ -12,6 +12,8 @@ from typing import Any
 
 # code: (HTTP status, what it means), by status. Every code raised anywhere is here (tests/test_error_codes.py).
 CODES: dict[str, tuple[int, str]] = {
+    # 200: a warning in an answer that succeeded (never raised)
+    "LARGE_FILE": (200, "A sync's warning: one file gave more passages than large_file_passages"),
     # 400: the request cannot be read as sent
     "BAD_REQUEST": (400, "The request cannot be read as sent"),
     "BAD_FILE_NAME": (400, "An uploaded file has no usable name"),
@@ -58,6 +60,7 @@ CODES: dict[str, tuple[int, str]] = {
     "NO_EXTRACTOR": (409, "The memory has no extractor deployment"),
     "SAVE_UNDONE": (409, "The model save was undone already"),
     "WORKSPACE_EXISTS": (409, "A workspace of that name exists already"),
+    "SYNC_RUNNING": (409, "A sync of the base is under way (a reindex waits for it to finish)"),
     # 412
     "PRECONDITION_FAILED": (412, "A precondition of the request does not hold"),
     # 413: too much at once
@@ -104,6 +107,7 @@ CODES: dict[str, tuple[int, str]] = {
     "SAVE_LIMIT": (429, "The base's hourly limit of model saves is reached"),
     # 500, 501: the server
     "INTERNAL": (500, "A failure the server did not foresee; its log says what"),
+    "SYNC_FAILED": (500, "A sync stopped on an error the server did not foresee; its log says what"),
     "ENGINE_ERROR": (500, "The embedded engine failed (the cause of an unavailable extractor)"),
     "MCP_NOT_INSTALLED": (501, "The MCP server needs the mcp extra"),
     # 502, 503: what the server depends on
@@ -119,6 +123,7 @@ CODES: dict[str, tuple[int, str]] = {
     "MODEL_HUB_UNREACHABLE": (503, "The model hub cannot be reached: download the file elsewhere and add it"),
     "TOOL_UNAVAILABLE": (503, "A built-in tool cannot run on this edge server (a tool result, not an HTTP answer)"),
     "MODEL_PACKAGE_MISSING": (503, "The package that ships the model is not installed"),
+    "SYNC_CANCELLED": (503, "The sync was stopped (its base was deleted, or the server is stopping)"),
 }
 
 def table() -> str:

@@ -32,10 +32,12 @@ def serve(state: State, host: str, port: int, serve_home: str | None, edge: bool
     click.echo(f"Astralyx API on http://{host}:{port}/v1  (data: {core.home})")
     if settings.edge:
         click.echo("Edge gateway: built-in knowledge tools answer as unavailable.")
-    # Bases catch up with their files and source folders in the background; the API answers meanwhile.
-    import threading
+    # Bases catch up with their files and source folders in the background (a sync job each, its status
+    # at GET …/knowledge-bases/<b>/sync); the API answers meanwhile.
+    if settings.sync_on_start:
+        import threading
 
-    threading.Thread(target=core.sync_all, name="astralyx-sync-at-start", daemon=True).start()
+        threading.Thread(target=core.sync_all, name="astralyx-sync-at-start", daemon=True).start()
     uvicorn.run(create_app(core), host=host, port=port, log_level="info", proxy_headers=False)
 
 

@@ -5,15 +5,16 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from starlette.responses import Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ..auth.roles import DEPLOYMENTS_CALL
 from ..errors import AstralyxError, NotFound
 from ..metis.bases import new_base, parse_request
+from ..metis.jobs import duration
 from ..metis.writer import holds_facts
 from ..util import quoted
-from .web import Ctx, page
+from .web import Ctx, api, page
 
 
 def deployment_choices(ctx: Ctx) -> dict[str, list[str]]:
@@ -80,7 +81,9 @@ async def show_base(ctx: Ctx) -> Response:
     params = ctx.request.query_params
     as_of = (params.get("as_of", "").strip() or None) if base.kind == "memory" else None
     extras = await ctx.call(_extras, ctx, base, params.get("q", "").strip(), as_of)
-    return ctx.render("bases/show.html", base=base, notes=notes, saved=saved, **extras)
+    status = await ctx.call(ctx.core.documents.status, ctx.actor, name)
+    job = {**status, "text": sync_line(status), "active": status["state"] in ("queued", "running")}
+    return ctx.render("bases/show.html", base=base, notes=notes, saved=saved, job=job, **extras)
 
 
 @page
@@ -120,11 +123,38 @@ async def upload(ctx: Ctx) -> Response:
     return ctx.redirect(f"/metis/knowledge-bases/{name}", f"Uploaded {file.filename}: {result.get('chunks', 0)} passages")
 
 
-@page
-async def sync(ctx: Ctx) -> Response:
-    name = ctx.request.path_params["name"]
-    report = await ctx.call(ctx.core.documents.sync, ctx.actor, name)
+SYNC_WAIT = 3.0  # seconds "Sync now" waits for a small sync to finish, to say its result at once
 
+
+def sync_line(status: dict[str, Any]) -> str:
+    """One sentence for a base's sync job, on its page (and updated live by console.js)."""
+    state, name = status.get("state"), status.get("knowledge_base")
+    files, passages = status.get("files") or {}, status.get("passages") or {}
+    if state == "queued":
+        return f"A sync of {name} is queued: it starts when the sync of another base ends."
+    if state == "running":
+        if passages.get("total") is None:
+            return f"Syncing {name}: reading files, {files.get('read', 0):,} of {files.get('total') or 0:,}."
+        text = f"Syncing {name}: {passages['done']:,} of {passages['total']:,} passages indexed"
+        text += f", files {files.get('done', 0):,} of {files.get('total') or 0:,}"
+        if status.get("passages_per_second"):
+            text += f" · {status['passages_per_second']:.1f} passages/s"
+        if status.get("eta_seconds") is not None:
+            text += f" · about {duration(status['eta_seconds'])} left"
+        return text + ". Documents are searchable as they are indexed."
+    if state == "finished":
+        r = status.get("report") or {}
+        text = (f"Last sync finished {(status.get('finished_at') or '').replace('T', ' ').replace('Z', ' UTC')}: "
+                f"{r.get('added', 0)} added, {r.get('changed', 0)} changed, {r.get('removed', 0)} removed")
+        if r.get("failed"):
+            text += f", {len(r['failed'])} could not be read"
+        return text + "."
+    if state == "failed":
+        return f"The last sync of {name} failed: {(status.get('error') or {}).get('message', '')}"
+    return ""
+
+
+def _report_message(name: str, report: dict[str, Any]) -> str:
     def n(key: str) -> int:
         value = report.get(key, 0)
         return len(value) if isinstance(value, list) else int(value or 0)
@@ -132,7 +162,28 @@ async def sync(ctx: Ctx) -> Response:
     message = f"Synced {name}: {n('added')} added, {n('changed')} changed, {n('removed')} removed"
     if n("failed"):
         message += f", {n('failed')} could not be read"
-    return ctx.redirect(f"/metis/knowledge-bases/{name}", message)
+    return message
+
+
+@page
+async def sync(ctx: Ctx) -> Response:
+    """Start the base's sync (or join the one running); a small one's result is said at once."""
+    name = ctx.request.path_params["name"]
+    job, started = await ctx.call(ctx.core.documents.start, ctx.actor, name, "sync")
+    back = f"/metis/knowledge-bases/{name}"
+    if not started:
+        return ctx.redirect(back, f"A sync of {name} is already running: its progress shows on this page")
+    report = await ctx.call(ctx.core.documents.wait, job, SYNC_WAIT)
+    if report is None:
+        return ctx.redirect(back, f"Syncing {name} in the background: its progress shows on this page")
+    return ctx.redirect(back, _report_message(name, report))
+
+
+@api
+async def sync_status(ctx: Ctx) -> Response:
+    """The base's sync job for console.js: the job, and the sentence the page shows for it."""
+    status = await ctx.call(ctx.core.documents.status, ctx.actor, ctx.request.path_params["name"])
+    return JSONResponse({**status, "text": sync_line(status), "active": status["state"] in ("queued", "running")})
 
 
 @page
@@ -189,6 +240,7 @@ routes = [
     Route("/metis/knowledge-bases/{name}/notes", new_note, methods=["POST"]),
     Route("/metis/knowledge-bases/{name}/files", upload, methods=["POST"]),
     Route("/metis/knowledge-bases/{name}/sync", sync, methods=["POST"]),
+    Route("/metis/knowledge-bases/{name}/sync", sync_status, methods=["GET"]),
     Route("/metis/knowledge-bases/{name}/model-saves/{save_id}/undo", undo_save, methods=["POST"]),
     Route("/metis/knowledge-bases/{name}/drafts/{draft_id}/{choice:str}", decide_draft, methods=["POST"]),
     Route("/metis/knowledge-bases/{name}/delete", confirm_delete, methods=["GET"]),

@@ -116,6 +116,12 @@ class Search:
         """Fused hits, best first (re-ranking hooks applied). mode: None (the base's best),
         "keywords" or "vectors" (to measure each part alone). answer: only the first this many
         are wanted (their rows alone are read, unless a hook re-ranks their kind)."""
+        with self.index.reading():  # a sync of the base yields to it
+            return self._hits(base, query, limit, as_of, mode, answer)
+
+    def _hits(
+        self, base: KnowledgeBase, query: str, limit: int, as_of: str | None, mode: str | None, answer: int | None
+    ) -> tuple[str, list[Hit]]:
         store = self.index.store(base)
         depth = max(limit, CANDIDATES)
         vector_ids: list[int] = []

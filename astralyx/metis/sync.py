@@ -20,7 +20,7 @@ from ..util import iso, sha256
 from .bases import KnowledgeBase, KnowledgeBases
 from .documents import check_supported, parse_file
 from .index import Index
-from .index.service import Progress
+from .jobs import SyncJob, SyncJobs
 from .writer import UPLOADS, Writer
 
 log = logging.getLogger("astralyx.metis")
@@ -47,6 +47,9 @@ class Documents:
         self.bases = bases
         self.index = index
         self.writer = writer  # uploads are written through it (the index hears of them there)
+        self.jobs = SyncJobs()
+        # A base deleted mid-sync: its job stops first (before its index closes).
+        bases.on_delete.insert(0, lambda base: self.jobs.cancel(base.workspace, base.name))
 
     def _documents_base(self, actor: Actor, base_name: str, permission: str) -> KnowledgeBase:
         actor.require(permission)
@@ -59,25 +62,67 @@ class Documents:
             )
         return base
 
-    # -- sync and reindex ---------------------------------------------------------------------
+    # -- sync and reindex: background jobs of the base ----------------------------------------
     def check_write(self, actor: Actor, base_name: str) -> KnowledgeBase:
-        """What sync and reindex check first (so a streamed answer starts only when they may run)."""
+        """What sync and reindex check first (so a job starts only when it may run)."""
         actor.require(WRITE_CONTENT)
         base = self.bases.get(actor, base_name)
         self._check_sources(base)
         return base
 
-    def sync(self, actor: Actor, base_name: str, progress: Progress | None = None) -> dict[str, Any]:
-        """Index new and changed files of the base (its folder and its sources); drop removed ones."""
+    def start(self, actor: Actor, base_name: str, kind: str = "sync") -> tuple[SyncJob, bool]:
+        """Start a sync (or a reindex) of the base as a background job: (the job, True), or (the job
+        already queued or running, False) to follow instead. A reindex asked while a sync runs is
+        refused (409 SYNC_RUNNING, with the job): it would start over what that sync is writing."""
         base = self.check_write(actor, base_name)
-        report = self.index.sync(base, progress)
-        return {"knowledge_base": base.name, **report.to_dict(), **self.index.status(base)}
+        return self.start_for(base, kind)
 
-    def reindex(self, actor: Actor, base_name: str, progress: Progress | None = None) -> dict[str, Any]:
+    def start_for(self, base: KnowledgeBase, kind: str = "sync") -> tuple[SyncJob, bool]:
+        if kind not in ("sync", "reindex"):
+            raise BadRequest(f"A job is a sync or a reindex, not {kind!r}", code="BAD_REQUEST")
+
+        def work(job: SyncJob) -> dict[str, Any]:
+            report = (self.index.reindex if kind == "reindex" else self.index.sync)(base, job)
+            return {"knowledge_base": base.name, **report.to_dict(), **self.index.status(base)}
+
+        job, started = self.jobs.start(base.workspace, base.name, kind, work)
+        if not started and kind == "reindex" and job.kind != "reindex":
+            raise Conflict(
+                f"A sync of {base.name} is {job.state} ({_so_far(job)}): wait for it to finish "
+                f"(`astra metis sync {base.name}` follows it), then reindex",
+                code="SYNC_RUNNING", details={"job": job.to_dict()},
+            )
+        return job, started
+
+    def status(self, actor: Actor, base_name: str) -> dict[str, Any]:
+        """The base's latest sync job (state `idle`: none since the server started) and its index now."""
+        actor.require(READ)
+        base = self.bases.get(actor, base_name)
+        job = self.jobs.get(base.workspace, base.name)
+        if job is None:
+            answer: dict[str, Any] = {"knowledge_base": base.name, "state": "idle"}
+        else:
+            answer = job.to_dict()
+        return {**answer, "index": self.index.status(base)}
+
+    def wait(self, job: SyncJob, timeout: float | None = None) -> dict[str, Any] | None:
+        """The job's report once it has ended (None: still going after `timeout`); a failed job raises its error."""
+        if not self.jobs.join(job, timeout):
+            return None
+        if job.exception is not None:
+            raise job.exception
+        return job.report
+
+    def sync(self, actor: Actor, base_name: str) -> dict[str, Any]:
+        """Index new and changed files of the base (its folder and its sources); drop removed ones.
+        Starts the base's sync job, or joins the one running, and waits for its report."""
+        job, _ = self.start(actor, base_name, "sync")
+        return self.wait(job) or {}
+
+    def reindex(self, actor: Actor, base_name: str) -> dict[str, Any]:
         """Build the base's index again from its files (after a change of embedding, or a damaged index)."""
-        base = self.check_write(actor, base_name)
-        report = self.index.reindex(base, progress)
-        return {"knowledge_base": base.name, **report.to_dict(), **self.index.status(base)}
+        job, _ = self.start(actor, base_name, "reindex")
+        return self.wait(job) or {}
 
     def _check_sources(self, base: KnowledgeBase) -> None:
         for source in base.spec.sources:
@@ -90,13 +135,15 @@ class Documents:
                 )
 
     def sync_all(self) -> dict[str, Any]:
-        """Every base, as at server start: failures are logged and reported, never raised."""
-        done: dict[str, Any] = {}
+        """Every base, as at server start: each a job (queued, then run one after another), so its
+        status shows; failures are logged and reported, never raised."""
+        jobs = []
         for base in self.bases.all():
-            name = f"{base.workspace}/{base.name}"
+            jobs.append((f"{base.workspace}/{base.name}", self.start_for(base, "sync")[0]))
+        done: dict[str, Any] = {}
+        for name, job in jobs:
             try:
-                report = self.index.sync(base)
-                done[name] = report.to_dict()
+                done[name] = self.wait(job)
             except Exception as e:
                 log.warning("sync of %s failed: %s", name, e)
                 done[name] = {"error": str(e)}
@@ -162,6 +209,16 @@ class Documents:
         actor.require(READ)
         base = self.bases.get(actor, base_name)
         return {"knowledge_base": base.name, "documents": self.index.documents(base), "index": self.index.status(base)}
+
+
+def _so_far(job: SyncJob) -> str:
+    d = job.to_dict()
+    passages, files = d["passages"], d["files"]
+    if passages["total"] is not None:
+        return f"{passages['done']:,} of {passages['total']:,} passages"
+    if files["total"] is not None:
+        return f"reading files, {files['done']:,} of {files['total']:,}"
+    return "waiting for another base's sync"
 
 
 def _mtime(ts: float):

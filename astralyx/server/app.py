@@ -22,9 +22,10 @@ from ..core import Astralyx
 from . import errors, openapi
 from .deps import authenticate
 from .limits import BodyLimit
-from .routes import access, bases, chat, deployments, memory, memory_extract, models, notes, receipts, saves, search, tools
+from .routes import access, bases, chat, deployments, memory, memory_extract, models, notes, receipts, saves, search, sync, tools
 
 ROUTERS = [access.router, bases.router, notes.router, deployments.router, memory.router, memory_extract.router, search.router]
+ROUTERS += [sync.router]  # a base's sync jobs
 ROUTERS += [chat.router, tools.router, saves.router, receipts.router]
 ROUTERS += [models.router, models.library]  # /v1/embeddings, /v1/models; the library at /v1/eos/models
 

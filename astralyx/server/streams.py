@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
-import queue
-import threading
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from starlette.concurrency import iterate_in_threadpool
@@ -62,29 +60,3 @@ def ndjson(events: AsyncIterator[Event]) -> StreamingResponse:
             yield json.dumps(event, ensure_ascii=False) + "\n"
 
     return StreamingResponse(body(), media_type="application/x-ndjson")
-
-
-def with_progress(work: Callable[..., Event]) -> Iterator[Event]:
-    """Run `work(progress=…)` in a thread of its own: its {"progress": {done, total, document}} events as they
-    happen, then {"result": …}; an error it raises is raised here, after the progress before it."""
-    events: queue.Queue[tuple[str, Any]] = queue.Queue()
-
-    def progress(done: int, total: int, document: str) -> None:
-        events.put(("progress", {"done": done, "total": total, "document": document}))
-
-    def run() -> None:
-        try:
-            events.put(("result", work(progress=progress)))
-        except BaseException as e:  # handed to the reader, which raises it where the stream is written
-            events.put(("error", e))
-
-    threading.Thread(target=run, name="astralyx-progress", daemon=True).start()
-    while True:
-        kind, value = events.get()
-        if kind == "progress":
-            yield {"progress": value}
-            continue
-        if kind == "error":
-            raise value
-        yield {"result": value}
-        return

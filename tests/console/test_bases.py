@@ -138,3 +138,32 @@ def test_code_in_search_results_keeps_its_lines(signed_in, live_server):
     text = page.locator(".passage-text").first
     expect(text).to_contain_text("fn main()")
     assert "fn main() {\n" in text.inner_text()
+
+
+def test_the_base_page_shows_a_sync_as_it_runs(signed_in, live_server, tmp_path, shot):
+    from tests.metis.test_index import make_base
+    from tests.metis.test_sync_jobs import PacedEmbedder, folder, wait_for
+
+    page, core = signed_in, live_server.core
+    embedder = PacedEmbedder(free=0)
+    make_base(core, "book", embedder=embedder, sources=[folder(tmp_path, 200)])
+    page.goto("/metis/knowledge-bases/book")
+    expect(page.get_by_text("No documents yet.")).to_be_visible()
+    page.get_by_role("button", name="Sync the folder now").click()
+    expect(page.get_by_role("status")).to_contain_text("Syncing book in the background: its progress shows on this page")
+    status = page.locator("#sync-status")
+    expect(status).to_contain_text("Syncing book: 0 of 200 passages indexed, files 0 of 200")
+    expect(page.get_by_text("No documents indexed yet: they appear here as the sync indexes them.")).to_be_visible()
+    expect(page.get_by_text("No documents yet.")).to_have_count(0)
+    # Sync now again: joins the running sync, says so, never waits for it
+    page.get_by_role("button", name="Sync the folder now").click()
+    expect(page.get_by_role("status")).to_contain_text("A sync of book is already running")
+    embedder.step()  # one batch of 64 passages: the line follows it without a reload
+    expect(status).to_contain_text("64 of 200 passages indexed", timeout=10_000)
+    expect(page.locator("#documents-so-far")).to_contain_text("64 document(s) searchable so far")
+    shot(page, "knowledge-base-syncing")
+    embedder.finish()
+    wait_for(lambda: core.documents.status(OWNER, "book")["state"] == "finished")
+    # the page reloads itself once the sync has ended
+    expect(page.locator("#sync-status")).to_contain_text("Last sync finished", timeout=10_000)
+    expect(page.get_by_role("cell", name="docs:book/doc199.md")).to_be_visible()

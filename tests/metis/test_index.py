@@ -181,8 +181,9 @@ class GatedEmbedder(ConceptEmbedder):
         self.release = threading.Event()
 
     def embed_passages(self, texts: list[str]) -> np.ndarray:
-        self.entered.set()
-        self.release.wait(30)
+        if not self.entered.is_set():  # the first call only: others (a note indexed meanwhile) go through
+            self.entered.set()
+            self.release.wait(30)
         return super().embed_passages(texts)
 
 

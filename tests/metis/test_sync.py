@@ -130,6 +130,7 @@ def test_sync_streams_progress_lines(client, core, tmp_path):
         events = [json.loads(line) for line in r.iter_lines() if line]
     progress = [e["progress"] for e in events if "progress" in e]
     assert progress and progress[-1]["done"] == progress[-1]["total"] == 120
+    assert progress[-1]["passages"] == {"done": 120, "total": 120} and progress[-1]["state"] == "finished"
     assert [p["done"] for p in progress] == sorted(p["done"] for p in progress)
     assert events[-1]["result"]["added"] == 120
     r = client.post(BASE.format("nothere") + "/sync?progress=true")
@@ -229,6 +230,22 @@ def test_astra_serve_syncs_the_bases_at_start(home, tmp_path):
                 pass
             time.sleep(0.2)
         assert results[0]["document"] == "docs:handbook/leave.md"
+        job = wait_until_finished(url.removesuffix("/search") + "/sync", headers)
+        assert job["kind"] == "sync" and job["report"]["added"] == 1 and job["files"]["done"] == 1
     finally:
         proc.terminate()
         proc.communicate(timeout=20)
+
+
+def wait_until_finished(url: str, headers: dict) -> dict:
+    """The start-up sync's job, read as anyone who may read the base does, once it has ended."""
+    import time
+
+    import httpx
+
+    deadline = time.monotonic() + 30
+    while True:
+        job = httpx.get(url, headers=headers).json()
+        if job["state"] in ("finished", "failed") or time.monotonic() > deadline:
+            return job
+        time.sleep(0.1)

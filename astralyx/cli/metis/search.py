@@ -9,10 +9,10 @@ import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ...util import quoted
-from ..client import ApiError
 from ..output import console, json_option, print_json, print_table
 from ..state import State, pass_state
 from . import metis
+from .follow import follow, report
 
 
 def _url(base: str, rest: str) -> str:
@@ -27,55 +27,45 @@ def _progress() -> Progress:
     )
 
 
-def _streamed(state: State, path: str, what: str, quiet: bool) -> dict[str, Any]:
-    """POST with ?progress=true and follow the NDJSON lines with a progress bar."""
-    result: dict[str, Any] | None = None
-    with _progress() as bar:
-        task = bar.add_task(what, total=None, document="", visible=not quiet)
-        for event in state.client.events("POST", path + "?progress=true"):
-            if "progress" in event:
-                p = event["progress"]
-                bar.update(task, total=p["total"], completed=p["done"], document=p.get("document") or "")
-            elif "result" in event:
-                result = event["result"]
-            elif "error" in event:
-                err = event["error"]
-                raise ApiError(500, err.get("code", "ERROR"), err.get("message", ""))
-    if result is None:
-        raise ApiError(502, "INCOMPLETE", "The server stopped before it finished: see its log, then run this again")
-    return result
-
-
-def _report(data: dict[str, Any], verb: str) -> None:
-    click.echo(
-        f"{verb} {data['knowledge_base']}: {data['added']} added, {data['changed']} changed, "
-        f"{data['unchanged']} unchanged, {data['removed']} removed — "
-        f"{data['documents']} document(s), {data['chunks']} passage(s) indexed"
-    )
-    for failed in data.get("failed") or []:
-        click.secho(f"  not indexed: {failed['document']}: {failed['error']}", fg="yellow", err=True)
+def _job(state: State, base: str, kind: str, verb: str, no_wait: bool, quiet: bool, as_json: bool) -> None:
+    job = follow(state, base, kind, wait=not no_wait, quiet=quiet or as_json)
+    if job.get("state") in ("queued", "running"):  # --no-wait
+        if as_json:
+            return print_json(job)
+        click.echo(f"{kind} of {base} {'started' if job.get('started') else 'already running'} (job {job['id']}): "
+                   f"`astra metis sync {base}` follows it")
+        return None
+    if as_json:
+        if job.get("state") == "failed":
+            report(job, verb)  # raises: exit 1
+        return print_json(job.get("report"))
+    report(job, verb)
+    return None
 
 
 @metis.command("sync")
 @click.argument("base")
+@click.option("--no-wait", is_flag=True, help="Start the sync (or see it running) and return; it goes on on the server.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @json_option
 @pass_state
-def sync(state: State, base: str, quiet: bool, as_json: bool) -> None:
-    """Index new and changed documents of BASE (its sources, uploads and notes); drop removed ones."""
-    data = _streamed(state, _url(base, "sync"), "syncing", quiet or as_json)
-    return print_json(data) if as_json else _report(data, "synced")
+def sync(state: State, base: str, no_wait: bool, quiet: bool, as_json: bool) -> None:
+    """Index new and changed documents of BASE (its sources, uploads and notes); drop removed ones.
+
+    Follows the base's sync job (joins one already running) with a bar by passages, rate and ETA;
+    exits 0 once it has finished, 1 if it failed."""
+    _job(state, base, "sync", "synced", no_wait, quiet, as_json)
 
 
 @metis.command("reindex")
 @click.argument("base")
+@click.option("--no-wait", is_flag=True, help="Start the reindex and return; it goes on on the server.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @json_option
 @pass_state
-def reindex(state: State, base: str, quiet: bool, as_json: bool) -> None:
-    """Drop BASE's index and build it again from its files."""
-    data = _streamed(state, _url(base, "reindex"), "reindexing", quiet or as_json)
-    return print_json(data) if as_json else _report(data, "reindexed")
+def reindex(state: State, base: str, no_wait: bool, quiet: bool, as_json: bool) -> None:
+    """Drop BASE's index and build it again from its files (followed like a sync)."""
+    _job(state, base, "reindex", "reindexed", no_wait, quiet, as_json)
 
 
 @metis.command("upload")

@@ -16,3 +16,26 @@ function showOwnWarnings() {
 }
 document.addEventListener("change", showOwnWarnings);
 document.addEventListener("DOMContentLoaded", showOwnWarnings);
+
+// A base's page while it syncs: the status line follows the job; the page reloads once it ends.
+function followSync() {
+  const line = document.querySelector("#sync-status[data-sync-url]");
+  if (!line) return;
+  const poll = async () => {
+    try {
+      const answer = await fetch(line.dataset.syncUrl, {headers: {Accept: "application/json"}});
+      if (answer.ok) {
+        const job = await answer.json();
+        line.textContent = job.text;
+        const soFar = document.getElementById("documents-so-far");
+        if (soFar && job.index && job.index.documents) {
+          soFar.textContent = `${job.index.documents} document(s) searchable so far: reload the page to list them.`;
+        }
+        if (!job.active) { window.location.reload(); return; }
+      }
+    } catch (e) { /* the server is away for a moment: try again */ }
+    setTimeout(poll, 1500);
+  };
+  setTimeout(poll, 1500);
+}
+document.addEventListener("DOMContentLoaded", followSync);

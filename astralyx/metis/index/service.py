@@ -12,7 +12,9 @@ from __future__ import annotations
 import logging
 import shutil
 import threading
-from collections.abc import Callable, Iterable, Iterator
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -22,6 +24,7 @@ from ...errors import AstralyxError, Unavailable
 from ...util import sha256
 from ..bases import KnowledgeBase, KnowledgeBases
 from ..documents import ParsedDocument, decode, parse_file, read_markdown, split_front_matter, supported
+from ..jobs import SyncJob
 from ..notes import note_title
 from ..writer import FileChange, holds_facts
 from .keywords import USE_FROM as KEYWORDS_FROM
@@ -32,12 +35,14 @@ log = logging.getLogger("astralyx.metis")
 INDEX_FILE = "index.db"
 VECTORS_FILE = "index.vectors.usearch"  # the HNSW sidecar of index.db (vectors.py), and its .json header
 KEYWORDS_DIR = "index.keywords.tantivy"  # the keyword sidecar of index.db (keywords.py)
-EMBED_BATCH = 64  # chunks per call to the embedder
-WRITE_BATCH = 2048  # chunks per write transaction
+EMBED_BATCH = 64  # chunks per call to the embedder, and per write transaction of a sync (searchable at once)
+SYNC_SLICE = 16  # chunks per call to the embedder in a sync: a search waits for at most one such call
+YIELD_MAX = 0.5  # seconds a sync's next embedding waits for the searches under way to end
+KEEP_PARSED = 20_000  # passages a sync keeps parsed between reading and indexing; files beyond are read again
+LARGE_FILE = 1000  # passages from one file above which a sync reports it (Settings.large_file_passages)
 
 # reader(base, relpath, text) -> ParsedDocument (None: not a document, leave it out)
 Reader = Callable[[KnowledgeBase, str, str], "ParsedDocument | None"]
-Progress = Callable[[int, int, str], None]  # (done, total, what)
 
 
 @dataclass
@@ -49,6 +54,17 @@ class Candidate:
     origin: str  # files | notes | saved | source | …
     relpath: str | None = None  # for files in the base's folder
     label: str | None = None  # for files of a source folder
+
+
+@dataclass
+class _Planned:
+    """A changed file of a sync, between reading it and writing it."""
+
+    candidate: Candidate
+    digest: str
+    version: int  # of its key when read (a newer one means it was indexed on its own since)
+    passages: int
+    entry: Entry | None  # parsed (None: read again when its turn comes)
 
 
 @dataclass
@@ -80,6 +96,12 @@ class Index:
         self._open: dict[tuple[str, str], BaseIndex] = {}
         self._locks: dict[tuple[str, str], threading.RLock] = {}
         self._deferred: dict[tuple[str, str], set[str]] = {}  # files changed while the index was busy
+        self._versions: dict[tuple[str, str], dict[str, int]] = {}  # files indexed on their own (see _touch)
+        self.large_file = LARGE_FILE
+        # Searches first: a sync embeds in slices and, between two, waits while searches run (the
+        # embedder would otherwise take both cores from the query's own embedding). The bench turns it off.
+        self.yield_to_searches = True
+        self._searching = 0  # searches under way
         self._guard = threading.Lock()
         # True: searches use index.db alone (FTS5 and the exact vec0 scan), never the sidecars
         # (the bench measures both; a user who wants exact answers over speed sets it).
@@ -179,29 +201,72 @@ class Index:
             store.set_embedding(identity, embedder.dimensions if embedder else None)
         return store, embedder
 
+    # -- searches first ------------------------------------------------------------------------
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        """Around a search: a sync's next slice of embedding waits until it ends (up to YIELD_MAX)."""
+        with self._guard:
+            self._searching += 1
+        try:
+            yield
+        finally:
+            with self._guard:
+                self._searching -= 1
+
+    def _yield_to_readers(self) -> None:
+        if not self.yield_to_searches:
+            return
+        deadline = time.monotonic() + YIELD_MAX
+        while self._searching and time.monotonic() < deadline:
+            time.sleep(0.002)
+
     # -- keeping in step ----------------------------------------------------------------------
+    def _touch(self, base: KnowledgeBase, key: str) -> None:
+        """A file indexed or dropped on its own (with the base's lock held): a sync that read it
+        before then must not write its older copy over this."""
+        with self._guard:
+            versions = self._versions.setdefault((base.workspace, base.name), {})
+            versions[key] = versions.get(key, 0) + 1
+
+    def _version(self, base: KnowledgeBase, key: str) -> int:
+        with self._guard:
+            return self._versions.get((base.workspace, base.name), {}).get(key, 0)
+
     def update_file(self, base: KnowledgeBase, relpath: str) -> bool:
         """Index (or drop) one file of the base's folder. True if the index changed."""
         file = base.folder / relpath
         if not file.is_file():
             return self.remove_file(base, relpath)
         with self.lock(base):
+            self._touch(base, relpath)
             store, embedder = self._prepare(base)
             candidate = Candidate(key=relpath, file=file, origin=relpath.split("/", 1)[0], relpath=relpath)
-            report = SyncReport()
             doc = store.document(relpath)
-            self._index(base, store, embedder, [candidate], report, {relpath: doc.hash} if doc else {}, None)
-            if report.failed:
-                raise AstralyxError(report.failed[0]["error"], code="INDEX_FAILED")
-            return bool(report.added or report.changed or report.removed)
+            try:
+                data = file.read_bytes()
+                digest = sha256(data)
+                if doc is not None and doc.hash == digest:
+                    return False
+                entry = self._entry(base, candidate, data, digest)
+            except AstralyxError as e:
+                raise AstralyxError(e.message, code="INDEX_FAILED") from None
+            except Exception as e:
+                raise AstralyxError(f"cannot read {relpath}: {e}", code="INDEX_FAILED") from None
+            if entry is None:
+                return store.remove([relpath]) > 0
+            self._embed_entries(embedder, [entry])
+            store.write([entry])
+            return True
 
     def remove_file(self, base: KnowledgeBase, relpath: str) -> bool:
         with self.lock(base):
+            self._touch(base, relpath)
             return self.store(base).remove([relpath]) > 0
 
     def on_change(self, change: FileChange) -> None:
-        """Subscriber of core.writer: a file written or removed is indexed at once or, while the base's index
-        is busy (a sync, another change), by whoever holds it, before letting go (the writer does not wait)."""
+        """Subscriber of core.writer: a file written or removed is indexed at once (a sync under way holds
+        the base's lock only to write a batch) or, while the lock is held, by its holder before letting go:
+        the writer never waits for a sync, and what it wrote is searchable when it returns, or a batch later."""
         base = change.base
         key = (base.workspace, base.name)
         with self._guard:
@@ -223,7 +288,7 @@ class Index:
             log.exception("indexing %s of %s/%s failed; `astra metis sync` retries", relpath, base.workspace, base.name)
 
     def _drain_deferred(self, base: KnowledgeBase) -> None:
-        """Files that changed while the base's index was busy (called with its lock held)."""
+        """Files that changed while the base's index was busy or being synced."""
         while True:
             with self._guard:
                 paths = self._deferred.pop((base.workspace, base.name), set())
@@ -252,28 +317,35 @@ class Index:
                         )
         return found
 
-    def sync(self, base: KnowledgeBase, progress: Progress | None = None) -> SyncReport:
-        """Bring the index in step with the files: new and changed files indexed, removed ones dropped."""
-        with self.lock(base):
-            try:
+    def sync(self, base: KnowledgeBase, progress: SyncJob | None = None) -> SyncReport:
+        """Bring the index in step with the files: removed ones dropped, new and changed ones indexed.
+
+        Files are read first (so the job knows how many passages are to come), then embedded and
+        written a batch at a time: each batch is one short write transaction, searchable once it
+        commits. The base's lock is held only for those writes, never while embedding, so a search,
+        an upload or a note written meanwhile waits for one small transaction at most."""
+        job = progress or SyncJob(workspace=base.workspace, base=base.name, kind="sync")
+        try:
+            with self.lock(base):
                 store, embedder = self._prepare(base)
                 candidates = self.candidates(base)
                 known = store.hashes()
-                report = SyncReport()
-                self._index(base, store, embedder, candidates, report, known, progress)
                 seen = {c.key for c in candidates}
-                gone = [k for k in known if k not in seen]
-                report.removed = store.remove(gone)
-                # sidecars built (in the background) now rather than at the first search
-                sidecar = store.vectors_sidecar()
-                if sidecar is not None:
-                    sidecar.ensure(store.generation)
-                store.keywords.ensure(store.keywords_generation)
-                return report
-            finally:
-                self._drain_deferred(base)
+                report = SyncReport()
+                report.removed = store.remove([k for k in known if k not in seen])
+            planned = self._plan(base, candidates, known, report, job)
+            self._write_all(base, store, embedder, planned, known, report, job)
+            job.phase = "finishing"
+            # sidecars built (in the background) now rather than at the first search
+            sidecar = store.vectors_sidecar()
+            if sidecar is not None:
+                sidecar.ensure(store.generation)
+            store.keywords.ensure(store.keywords_generation)
+            return report
+        finally:
+            self._drain_deferred(base)
 
-    def reindex(self, base: KnowledgeBase, progress: Progress | None = None) -> SyncReport:
+    def reindex(self, base: KnowledgeBase, progress: SyncJob | None = None) -> SyncReport:
         """Drop the index file and its derived sidecars and build them again from the files."""
         with self.lock(base):
             self.close(base)
@@ -282,93 +354,167 @@ class Index:
             for name in (VECTORS_FILE, VECTORS_FILE.replace(".usearch", ".json")):
                 (base.folder / name).unlink(missing_ok=True)
             shutil.rmtree(base.folder / KEYWORDS_DIR, ignore_errors=True)
-            return self.sync(base, progress)
+        return self.sync(base, progress)
 
-    def _index(
-        self,
-        base: KnowledgeBase,
-        store: BaseIndex,
-        embedder: Embedder | None,
-        candidates: list[Candidate],
-        report: SyncReport,
-        known: dict[str, str],
-        progress: Progress | None,
-    ) -> None:
+    def _plan(
+        self, base: KnowledgeBase, candidates: list[Candidate], known: dict[str, str], report: SyncReport, job: SyncJob
+    ) -> list[_Planned]:
+        """Phase 1: every file read and hashed; the changed ones parsed (kept in memory up to KEEP_PARSED
+        passages, read again later beyond), so the job knows the passages to come."""
         total = len(candidates)
-        pending: list[Entry] = []
-        if progress:
-            progress(0, total, "")
-
-        def flush() -> None:
-            # One transaction per WRITE_BATCH chunks: few FTS5 segments, and writers of notes wait little.
-            store.write(pending)
-            for e in pending:
-                if known.get(e.key) is None:
-                    report.added += 1
-                else:
-                    report.changed += 1
-            pending.clear()
-
-        for done, batch in self._parsed(base, candidates, report, known, progress, total):
-            entries = list(batch)
-            if embedder is not None:
-                texts = [embedding_text(e.title, c) for e in entries for c in e.chunks]
-                vectors = _embed(embedder, texts)
-                at = 0
-                for e in entries:
-                    e.vectors = vectors[at : at + len(e.chunks)]
-                    at += len(e.chunks)
-            pending.extend(entries)
-            if sum(len(e.chunks) for e in pending) >= WRITE_BATCH:
-                flush()
-            if progress:
-                progress(done, total, entries[-1].label if entries else "")
-        flush()
-
-    def _parsed(self, base, candidates, report, known, progress, total) -> Iterator[tuple[int, Iterable[Entry]]]:
-        """Changed files parsed, in batches of about EMBED_BATCH chunks."""
-        batch: list[Entry] = []
-        size = 0
+        planned: list[_Planned] = []
+        kept = passages = 0
+        job.reading(0, total, "")
         for done, c in enumerate(candidates, start=1):
+            document = c.label or c.key
+            if done % 20 == 0 or done == total:
+                job.reading(done, total, document)
+            version = self._version(base, c.key)  # before reading: a change after it shows as a newer one
             try:
                 data = c.file.read_bytes()
-            except OSError as e:
-                report.failed.append({"document": c.label or c.key, "error": f"cannot read: {e}"})
-                continue
-            digest = sha256(data)
-            if known.get(c.key) == digest:
-                report.unchanged += 1
-                if progress and done % 50 == 0:
-                    progress(done, total, c.label or c.key)
-                continue
-            try:
-                parsed = self._parse(base, c, data)
+                digest = sha256(data)
+                if known.get(c.key) == digest:
+                    report.unchanged += 1
+                    job.file_done()
+                    continue
+                entry = self._entry(base, c, data, digest)
             except AstralyxError as e:
-                report.failed.append({"document": c.label or c.key, "error": e.message})
+                self._failed(report, job, document, e.message)
+                continue
+            except OSError as e:
+                self._failed(report, job, document, f"cannot read: {e}")
                 continue
             except Exception as e:  # a broken file must not stop the others
                 log.exception("reading %s failed", c.file)
-                report.failed.append({"document": c.label or c.key, "error": f"cannot read: {e}"})
+                self._failed(report, job, document, f"cannot read: {e}")
                 continue
-            if parsed is None:
+            if entry is None:  # not a document (any more)
                 if c.key in known:
-                    store_removed = self.store(base).remove([c.key])
-                    report.removed += store_removed
+                    with self.lock(base):
+                        report.removed += self.store(base).remove([c.key])
+                job.file_done()
                 continue
-            batch.append(
-                Entry(
-                    key=c.key, origin=c.origin, kind=parsed.kind, label=parsed.label, title=parsed.title, hash=digest,
-                    chunks=parsed.chunks, attrs=parsed.attrs, size=len(data),
-                )
-            )
-            size += len(parsed.chunks)
-            if size >= EMBED_BATCH:
-                yield done, batch
+            n = len(entry.chunks)
+            if n > self.large_file:
+                job.large_file(document, n, self.large_file)
+            passages += n
+            if kept + n > KEEP_PARSED:
+                planned.append(_Planned(c, digest, version, n, None))
+            else:
+                kept += n
+                planned.append(_Planned(c, digest, version, n, entry))
+        job.planned(total, passages)
+        return planned
+
+    def _write_all(
+        self, base: KnowledgeBase, store: BaseIndex, embedder: Embedder | None, planned: list[_Planned],
+        known: dict[str, str], report: SyncReport, job: SyncJob,
+    ) -> None:
+        """Phase 2: embed a batch of about EMBED_BATCH passages (no lock held), write it in one short
+        transaction, let the notes written meanwhile in, go on."""
+        batch: list[_Planned] = []
+        size = 0
+        for item in planned:
+            entry = item.entry or self._reread(base, item, report, job)
+            if entry is None:
+                continue
+            item.entry = entry
+            if embedder is not None and len(entry.chunks) > EMBED_BATCH:
+                self._flush(base, store, embedder, batch, known, report, job)  # what came before it, first
                 batch, size = [], 0
-        if batch:
-            yield total, batch
-        elif progress:
-            progress(total, total, "")
+                self._embed_entries(embedder, [entry], job, yielding=True)  # a long file: progress by slices
+                self._flush(base, store, None, [item], known, report, job, counted=True)
+                continue
+            batch.append(item)
+            size += len(entry.chunks)
+            if size >= EMBED_BATCH:
+                self._flush(base, store, embedder, batch, known, report, job)
+                batch, size = [], 0
+        self._flush(base, store, embedder, batch, known, report, job)
+
+    def _flush(
+        self, base: KnowledgeBase, store: BaseIndex, embedder: Embedder | None, batch: list[_Planned],
+        known: dict[str, str], report: SyncReport, job: SyncJob, counted: bool = False,
+    ) -> None:
+        if not batch:
+            return
+        entries = [item.entry for item in batch if item.entry is not None]
+        if embedder is not None:
+            self._embed_entries(embedder, entries, yielding=True)
+        with self.lock(base):
+            # A file indexed or dropped on its own since it was read (a note, an upload): that is newer.
+            fresh = [item for item in batch if self._version(base, item.candidate.key) == item.version]
+            store.write([item.entry for item in fresh if item.entry is not None])
+        for item in fresh:
+            if known.get(item.candidate.key) is None:
+                report.added += 1
+            else:
+                report.changed += 1
+        passages = 0 if counted else sum(item.passages for item in batch)
+        job.indexed(passages, entries[-1].label if entries else "", files=len(batch))
+        for item in batch:
+            item.entry = None  # written: its text and vectors need not stay in memory
+        self._drain_deferred(base)  # notes written during the sync, searchable now
+        time.sleep(0)  # let a waiting reader or writer thread run before the next batch
+
+    def _reread(self, base: KnowledgeBase, item: _Planned, report: SyncReport, job: SyncJob) -> Entry | None:
+        """A file planned beyond KEEP_PARSED, read again (it may have changed: then as it is now)."""
+        c = item.candidate
+        item.version = self._version(base, c.key)
+        try:
+            data = c.file.read_bytes()
+            item.digest = sha256(data)
+            entry = self._entry(base, c, data, item.digest)
+        except Exception as e:
+            job.replanned(-item.passages)
+            self._failed(report, job, c.label or c.key, e.message if isinstance(e, AstralyxError) else f"cannot read: {e}")
+            return None
+        if entry is None:
+            job.replanned(-item.passages)
+            job.file_done()
+        elif len(entry.chunks) != item.passages:
+            job.replanned(len(entry.chunks) - item.passages)
+            item.passages = len(entry.chunks)
+        return entry
+
+    @staticmethod
+    def _failed(report: SyncReport, job: SyncJob, document: str, error: str) -> None:
+        report.failed.append({"document": document, "error": error})
+        job.failed(document, error)
+        job.file_done()
+
+    def _entry(self, base: KnowledgeBase, c: Candidate, data: bytes, digest: str) -> Entry | None:
+        parsed = self._parse(base, c, data)
+        if parsed is None:
+            return None
+        return Entry(
+            key=c.key, origin=c.origin, kind=parsed.kind, label=parsed.label, title=parsed.title, hash=digest,
+            chunks=parsed.chunks, attrs=parsed.attrs, size=len(data),
+        )
+
+    def _embed_entries(
+        self, embedder: Embedder | None, entries: list[Entry], job: SyncJob | None = None, yielding: bool = False
+    ) -> None:
+        """Vectors for every chunk of the entries, EMBED_BATCH texts per call to the embedder (for a
+        sync, `yielding`: SYNC_SLICE texts per call, each after the searches under way)."""
+        if embedder is None:
+            return
+        texts = [embedding_text(e.title, c) for e in entries for c in e.chunks]
+        step = SYNC_SLICE if yielding and self.yield_to_searches else EMBED_BATCH
+        parts = []
+        for i in range(0, len(texts), step):
+            if yielding:
+                self._yield_to_readers()
+            parts.append(_embed(embedder, texts[i : i + step]))
+            if job is not None:
+                job.indexed(len(parts[-1]), entries[-1].label)
+        import numpy as np
+
+        vectors = np.vstack(parts) if parts else np.zeros((0, embedder.dimensions), dtype=np.float32)
+        at = 0
+        for e in entries:
+            e.vectors = vectors[at : at + len(e.chunks)]
+            at += len(e.chunks)
 
     def _parse(self, base: KnowledgeBase, c: Candidate, data: bytes) -> ParsedDocument | None:
         if c.relpath is not None:
@@ -408,8 +554,7 @@ def _embed(embedder: Embedder, texts: list[str]):
 
     if not texts:
         return np.zeros((0, embedder.dimensions), dtype=np.float32)
-    parts = [embedder.embed_passages(texts[i : i + EMBED_BATCH]) for i in range(0, len(texts), EMBED_BATCH)]
-    return np.vstack(parts).astype(np.float32)
+    return np.asarray(embedder.embed_passages(texts), dtype=np.float32)
 
 
 def _walk(root: Path) -> list[Path]:

@@ -1,62 +1,26 @@
-"""Documents and search of a base: /v1/metis/knowledge-bases/<base>/{sync,files,documents,search,reindex}.
+"""Documents and search of a base: /v1/metis/knowledge-bases/<base>/{files,documents,search}.
 
-POST …/sync and …/reindex answer the report as JSON, or with `?progress=true` a stream of
-NDJSON lines ({"progress": {"done", "total", "document"}} … then {"result": …} or {"error": …})
-so a client can show a progress bar.
+Its syncs (…/sync, …/reindex) are background jobs: routes/sync.py.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from typing import Any
 
 from fastapi import APIRouter, Body, Depends, File, UploadFile
-from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
 from ...auth.actor import Actor
 from ...core import Astralyx
 from ..deps import get_actor, get_core
 from ..models import SearchIn, SearchOut
-from ..openapi import errors, ndjson_answer, ok
-from ..streams import guarded, ndjson, with_progress
+from ..openapi import errors, ok
 
 log = logging.getLogger("astralyx")
 
 router = APIRouter(prefix="/metis/knowledge-bases/{base}", tags=["documents and search"])
 
 SEARCH_EXAMPLE = {"query": "How many vacation days do I have?", "max_results": 8}
-
-
-def _stream(work: Callable[..., dict[str, Any]]) -> StreamingResponse:
-    return ndjson(guarded(with_progress(work), "sync"))
-
-
-SYNC_ANSWER = ndjson_answer("The sync's report; with ?progress=true NDJSON lines: {\"progress\": {done, total, document}} "
-                     "…, then {\"result\": report} or {\"error\": …}")
-
-
-@router.post("/sync", responses={200: SYNC_ANSWER, **errors(404, 409, 503)})
-async def sync(
-    base: str, progress: bool = False, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)
-):
-    """Index new and changed files of the base's folder and sources; drop removed ones."""
-    if progress:
-        await run_in_threadpool(core.documents.check_write, actor, base)
-        return _stream(lambda progress: core.documents.sync(actor, base, progress))
-    return await run_in_threadpool(core.documents.sync, actor, base)
-
-
-@router.post("/reindex", responses={200: SYNC_ANSWER, **errors(404, 409, 503)})
-async def reindex(
-    base: str, progress: bool = False, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)
-):
-    """Drop the base's index and build it again from its files."""
-    if progress:
-        await run_in_threadpool(core.documents.check_write, actor, base)
-        return _stream(lambda progress: core.documents.reindex(actor, base, progress))
-    return await run_in_threadpool(core.documents.reindex, actor, base)
 
 
 @router.post("/files", status_code=201, responses=errors(404, 409, 503))

@@ -1,0 +1,248 @@
+"""Syncs as background jobs: one job at a time per base, with a status anyone who may read the base sees.
+
+    job, started = jobs.start(base, "sync", work)   # or the job already queued/running for the base
+    jobs.get(base)                                  # the base's latest job (None: none since start)
+    jobs.join(job, timeout)                         # wait for it to end
+
+A job runs `work(job)` in a thread of its own; `work` reports through the job's methods
+(`reading`, `planned`, `indexed`, `failed`, `large_file`), which is what the API, the CLI's bar and the
+console show: files and passages done/total, passages/s, an ETA, errors per file, the report at the end.
+At most `running` jobs index at once (the embedder is the bottleneck: more would only share the
+cores); the others wait as `queued`. State lives in this process's memory: this class is the seam
+where a job store shared by replicas (and an advisory lock per base) would go.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import threading
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import AstralyxError
+from ..util import iso
+
+log = logging.getLogger("astralyx.metis")
+
+RATE_WINDOW = 30.0  # seconds of progress the passages/s (and so the ETA) is measured over
+ACTIVE = ("queued", "running")
+# A job's thread gives way to searches and requests: the OS runs it when they leave a core free
+# (embedding takes every core it gets). Its own thread only, which ends with the job.
+NICE = 5
+
+
+class Cancelled(AstralyxError):
+    status, code = 503, "SYNC_CANCELLED"
+
+
+@dataclass
+class SyncJob:
+    workspace: str
+    base: str
+    kind: str  # sync | reindex
+    id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+    state: str = "queued"  # queued | running | finished | failed
+    phase: str = "waiting"  # waiting | reading | indexing | finishing | done
+    queued_at: str = field(default_factory=iso)
+    started_at: str | None = None
+    finished_at: str | None = None
+    files_done: int = 0  # indexed, unchanged, or failed
+    files_read: int = 0  # read and hashed (phase 1)
+    files_total: int | None = None
+    passages_done: int = 0
+    passages_total: int | None = None
+    current: str = ""  # the document being read or indexed
+    errors: list[dict[str, str]] = field(default_factory=list)
+    warnings: list[dict[str, Any]] = field(default_factory=list)
+    report: dict[str, Any] | None = None
+    error: dict[str, str] | None = None
+    exception: AstralyxError | None = field(default=None, repr=False)  # what a caller waiting for it raises
+    cancel: threading.Event = field(default_factory=threading.Event, repr=False)
+    done: threading.Event = field(default_factory=threading.Event, repr=False)
+    _samples: deque = field(default_factory=lambda: deque(maxlen=256), repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def active(self) -> bool:
+        return self.state in ACTIVE
+
+    # -- what the indexing reports (called from the job's thread) ------------------------------
+    def reading(self, done: int, total: int, document: str) -> None:
+        """Files read and hashed so far (phase 1: what changed, how many passages it makes)."""
+        self._check()
+        with self._lock:
+            self.phase, self.files_total, self.current = "reading", total, document
+            self.files_read = max(self.files_read, done)
+
+    def planned(self, files_total: int, passages_total: int) -> None:
+        """What is to be indexed, once every file has been read."""
+        with self._lock:
+            self.phase, self.files_total, self.passages_total = "indexing", files_total, passages_total
+            self.files_read = files_total
+            self._samples.append((time.monotonic(), self.passages_done))
+
+    def indexed(self, passages: int, document: str, files: int = 0) -> None:
+        """More passages embedded and written (searchable now); `files` whole files finished with them."""
+        self._check()
+        with self._lock:
+            self.passages_done += passages
+            self.files_done += files
+            self.current = document
+            self._samples.append((time.monotonic(), self.passages_done))
+
+    def replanned(self, passages: int) -> None:
+        """A file read again yields `passages` more (or fewer) than when it was planned."""
+        with self._lock:
+            self.passages_total = (self.passages_total or 0) + passages
+
+    def file_done(self, files: int = 1) -> None:
+        with self._lock:
+            self.files_done += files
+
+    def failed(self, document: str, error: str) -> None:
+        with self._lock:
+            self.errors.append({"document": document, "error": error})
+
+    def large_file(self, document: str, passages: int, limit: int) -> None:
+        with self._lock:
+            self.warnings.append({
+                "document": document, "passages": passages, "code": "LARGE_FILE",
+                "message": f"{document} yields {passages:,} passages (more than {limit:,} from one file): "
+                           "if it repeats other files (a print or all-in-one page), exclude it from the source",
+            })
+
+    def _check(self) -> None:
+        if self.cancel.is_set():
+            raise Cancelled("The sync was stopped (the server is stopping, or the base was deleted)")
+
+    # -- reading it -------------------------------------------------------------------------------
+    def rate(self) -> float | None:
+        """Passages per second over the last RATE_WINDOW seconds of indexing."""
+        with self._lock:
+            samples = list(self._samples)
+        if len(samples) < 2:
+            return None
+        now = samples[-1][0] if not self.active else time.monotonic()
+        recent = [s for s in samples if s[0] >= now - RATE_WINDOW] or samples[-2:]
+        first, last = (recent[0] if len(recent) > 1 else samples[-2]), samples[-1]
+        seconds = max(now, last[0]) - first[0]
+        return (last[1] - first[1]) / seconds if seconds > 0 else None
+
+    def to_dict(self) -> dict[str, Any]:
+        rate = self.rate()
+        with self._lock:
+            remaining = (self.passages_total - self.passages_done) if self.passages_total is not None else None
+            eta = round(remaining / rate) if rate and remaining is not None and self.state == "running" else None
+            return {
+                "id": self.id,
+                "knowledge_base": self.base,
+                "kind": self.kind,
+                "state": self.state,
+                "phase": self.phase,
+                "files": {"done": self.files_done, "read": self.files_read, "total": self.files_total},
+                "passages": {"done": self.passages_done, "total": self.passages_total},
+                "passages_per_second": round(rate, 1) if rate is not None else None,
+                "eta_seconds": eta,
+                "document": self.current,
+                "queued_at": self.queued_at,
+                "started_at": self.started_at,
+                "finished_at": self.finished_at,
+                "errors": list(self.errors),
+                "warnings": list(self.warnings),
+                "report": self.report,
+                "error": self.error,
+            }
+
+
+def duration(seconds: float | None) -> str:
+    """An ETA as people read it: 45s, 3m07s, 1h05m."""
+    if seconds is None:
+        return "?"
+    seconds = int(seconds)
+    if seconds >= 3600:
+        return f"{seconds // 3600}h{seconds % 3600 // 60:02}m"
+    return f"{seconds // 60}m{seconds % 60:02}s" if seconds >= 60 else f"{seconds}s"
+
+
+Work = Callable[[SyncJob], dict[str, Any]]
+
+
+class SyncJobs:
+    """The sync jobs of this process: start (or join) one per base, read them, wait for them."""
+
+    def __init__(self, running: int = 1, nice: int = NICE) -> None:
+        self.nice = nice  # the jobs' threads run at this lower OS priority (Linux: per thread)
+        self._jobs: dict[tuple[str, str], SyncJob] = {}
+        self._guard = threading.Lock()
+        self._slots = threading.Semaphore(running)
+
+    def get(self, workspace: str, base: str) -> SyncJob | None:
+        with self._guard:
+            return self._jobs.get((workspace, base))
+
+    def start(self, workspace: str, base: str, kind: str, work: Work) -> tuple[SyncJob, bool]:
+        """A new job running `work`, or (False) the base's job already queued or running."""
+        with self._guard:
+            current = self._jobs.get((workspace, base))
+            if current is not None and current.active:
+                return current, False
+            job = self._jobs[(workspace, base)] = SyncJob(workspace=workspace, base=base, kind=kind)
+        threading.Thread(target=self._run, args=(job, work), name=f"sync:{workspace}/{base}", daemon=True).start()
+        return job, True
+
+    @staticmethod
+    def join(job: SyncJob, timeout: float | None = None) -> bool:
+        """Wait for the job to end; True when it has."""
+        return job.done.wait(timeout)
+
+    def _run(self, job: SyncJob, work: Work) -> None:
+        _lower_priority(self.nice)
+        try:
+            with self._slots:
+                if job.cancel.is_set():
+                    raise Cancelled("The sync was stopped before it started")
+                job.state, job.phase, job.started_at = "running", "reading", iso()
+                report = work(job)
+            job.report, job.state = report, "finished"
+        except AstralyxError as e:
+            job.exception, job.error, job.state = e, {"code": e.code, "message": e.message}, "failed"
+        except Exception as e:  # the job's status says so; the server goes on
+            log.exception("sync of %s/%s failed", job.workspace, job.base)
+            failure = AstralyxError(f"The sync stopped on an error ({e}); the server's log says more",
+                                    code="SYNC_FAILED")
+            job.exception, job.error, job.state = failure, {"code": failure.code, "message": failure.message}, "failed"
+        finally:
+            job.phase, job.finished_at = "done", iso()
+            job.done.set()
+
+    def cancel(self, workspace: str, base: str, wait: float = 5.0) -> None:
+        """Stop the base's job at its next step (the base is being deleted)."""
+        job = self.get(workspace, base)
+        if job is not None and job.active:
+            job.cancel.set()
+            job.done.wait(wait)
+
+    def stop(self, wait: float = 10.0) -> None:
+        """Stop every job at its next step (the server is stopping)."""
+        with self._guard:
+            jobs = [j for j in self._jobs.values() if j.active]
+        for job in jobs:
+            job.cancel.set()
+        deadline = time.monotonic() + wait
+        for job in jobs:
+            job.done.wait(max(0.0, deadline - time.monotonic()))
+
+
+def _lower_priority(nice: int) -> None:
+    if nice <= 0 or not sys.platform.startswith("linux"):  # elsewhere it would name a process, not this thread
+        return
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), nice)  # Linux: this thread alone
+    except OSError:  # pragma: no cover - not allowed here: the job runs at normal priority
+        pass

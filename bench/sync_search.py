@@ -1,0 +1,179 @@
+"""Search during a sync: p95 latency of searches while a base syncs a 10k-passage folder, against idle.
+
+A base of the default embedder (`e5-small`: multilingual-e5-small int8 through onnxruntime, the real
+path, query embedding included) first gets a small folder indexed (`--seed` passages), so searches have
+something to find. Then:
+
+- idle: searches in a loop for `--idle` seconds;
+- during: the base's folder gets `--passages` more (SciFact text, ~400–650 characters a passage,
+  10 to a file) and its sync job runs (`core.documents.start`, as the API and the CLI start it) while
+  the same loop searches; notes are written meanwhile, each timed until the search finds it;
+- idle again, at the larger size, for `--idle` seconds.
+
+Every search is the whole `core.search.search` (permission, query embedding, both rankings, RRF,
+passages). The ratio is p95 during the sync / p95 idle after it (the larger index). Also: the time to
+the first new document searchable, the sync's passages/s, a note's write time and time to searchable.
+
+    flock /tmp/astralyx-bench.lock .venv/bin/python bench/sync_search.py [--passages 10000] [--write]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from astralyx.auth.actor import Actor  # noqa: E402
+from astralyx.config import Settings  # noqa: E402
+from astralyx.core import Astralyx  # noqa: E402
+from astralyx.metis.bases import parse_request  # noqa: E402
+from bench.scifact import write_section  # noqa: E402
+from bench.search_speed import passages  # noqa: E402
+
+PER_FILE = 10
+THINK = 0.05  # seconds between two searches of the loop (a person, a chat model's tool calls)
+
+
+def write_files(folder: Path, texts: list[str], prefix: str) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    for i in range(0, len(texts), PER_FILE):
+        (folder / f"{prefix}{i // PER_FILE:05}.md").write_text("\n\n".join(texts[i : i + PER_FILE]) + "\n")
+
+
+def pct(values: list[float], q: float) -> float:
+    return float(np.percentile(values, q)) * 1000 if values else float("nan")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data" / "scifact")
+    parser.add_argument("--passages", type=int, default=10_000, help="passages the sync indexes while searching")
+    parser.add_argument("--seed", type=int, default=500, help="passages indexed before (so searches find something)")
+    parser.add_argument("--idle", type=float, default=45.0, help="seconds of searching idle, before and after")
+    parser.add_argument("--no-yield", action="store_true", help="the sync neither waits for searches nor runs niced (compare)")
+    parser.add_argument("--write", action="store_true")
+    args = parser.parse_args()
+
+    texts = passages(args.data, args.seed + args.passages, seed=5)
+    claims = [json.loads(line)["text"] for line in (args.data / "queries.jsonl").open()]
+    actor = Actor.local_owner("default")
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        src = tmp / "folder"
+        write_files(src, texts[: args.seed], "a")
+        core = Astralyx(Settings.load(tmp / "home"))
+        core.index.yield_to_searches = not args.no_yield
+        if args.no_yield:
+            core.documents.jobs.nice = 0
+        spec = {"sources": [{"folder": str(src)}], "embedding": {"deployment": "e5-small"}}
+        core.bases.create(actor, parse_request({"metadata": {"name": "docs"}, "spec": spec}))
+        core.documents.sync(actor, "docs")
+        model = core.runtimes.embedder("default", "e5-small").name
+
+        n = 0
+
+        def search() -> float:
+            nonlocal n
+            n += 1
+            query = claims[n % len(claims)] + ("" if n < len(claims) else f" {n}")  # never a cached embedding
+            start = time.perf_counter()
+            core.search.search(actor, "docs", query)
+            return time.perf_counter() - start
+
+        def loop(seconds: float | None = None, until: threading.Event | None = None) -> list[float]:
+            out: list[float] = []
+            end = time.monotonic() + (seconds or 0)
+            while (until is not None and not until.is_set()) or (until is None and time.monotonic() < end):
+                out.append(search())
+                time.sleep(THINK)
+            return out
+
+        loop(5)  # warm: pages, statements, the model
+        idle_before = loop(args.idle)
+
+        write_files(src, texts[args.seed :], "b")
+        first_new = texts[args.seed]
+        job, _ = core.documents.start(actor, "docs")
+        started = time.monotonic()
+        first_seen: list[float] = []
+        notes: list[tuple[float, float]] = []  # (write seconds, seconds until searchable)
+
+        def watcher() -> None:
+            """When the sync's first new document answers, and notes written during it."""
+            while not job.done.is_set() and not first_seen:
+                hits = core.search.search(actor, "docs", first_new[:200])["results"]
+                if any(h["document"].startswith("docs:docs/b") for h in hits):
+                    first_seen.append(time.monotonic() - started)
+                time.sleep(0.5)
+            for i in range(5):
+                if job.done.wait(20):
+                    return
+                word = f"zyxnote{i}q"
+                t = time.perf_counter()
+                core.notes.write(actor, "docs", "notes", f"during-{i}.md", f"# Note {i}\n\nThe code word is {word}.\n")
+                wrote = time.perf_counter() - t
+                note = f"notes:docs/during-{i}.md"
+                while note not in [r["document"] for r in core.search.search(actor, "docs", word)["results"]]:
+                    time.sleep(0.05)
+                notes.append((wrote, time.perf_counter() - t))
+
+        watching = threading.Thread(target=watcher, daemon=True)
+        watching.start()
+        during = loop(until=job.done)
+        sync_s = time.monotonic() - started
+        watching.join(30)
+        report = core.documents.wait(job)
+        assert report is not None and report["added"] == args.passages // PER_FILE, report
+        idle_after = loop(args.idle)
+        core.close()
+
+    rate = args.passages / sync_s
+    ratio = pct(during, 95) / pct(idle_after, 95)
+    rows = [
+        (f"idle, before ({args.seed:,} passages)", idle_before),
+        ("during the sync", during),
+        (f"idle, after ({args.seed + args.passages:,} passages)", idle_after),
+    ]
+    table = ["| searches | n | p50 | p95 | max |", "|---|---:|---:|---:|---:|"]
+    for name, values in rows:
+        table.append(f"| {name} | {len(values)} | {pct(values, 50):.0f} ms | {pct(values, 95):.0f} ms | "
+                     f"{max(values) * 1000:.0f} ms |")
+    note_text = (
+        ", ".join(f"{w * 1000:.0f} ms / {s:.1f} s" for w, s in notes) if notes else "none (the sync ended first)"
+    )
+    flag = " --no-yield" if args.no_yield else ""
+    first_text = f"{first_seen[0]:.1f} s" if first_seen else "(never seen before it ended)"
+    body = (
+        f"`flock /tmp/astralyx-bench.lock .venv/bin/python bench/sync_search.py --passages {args.passages} "
+        f"--seed {args.seed}{flag} --write` ({time.strftime('%Y-%m-%d')}): a base of `{model}` (the default embedder, "
+        f"query embedding included in every search) with {args.seed} passages indexed; its folder then gets "
+        f"{args.passages:,} more (SciFact text, {PER_FILE} passages a file) and its sync job runs while one loop "
+        f"searches (`core.search.search`, a SciFact claim, {THINK * 1000:.0f} ms between searches).\n\n"
+        + "\n".join(table)
+        + f"\n\n**p95 during the sync / idle after it: {ratio:.2f}×** (target ≤ 2×; against idle before: "
+        f"{pct(during, 95) / pct(idle_before, 95):.2f}×). The sync: {sync_s:.0f} s, {rate:.1f} passages/s while "
+        f"searched; its first new document searchable after {first_text}"
+    )
+    body += (
+        f". Notes written during the sync (write call / until a search finds it): {note_text}.\n\n"
+        f"On {os.cpu_count()} cores shared with other work; compare within the run."
+    )
+    print(body)
+    if args.write:
+        title = "Search during a sync (`bench/sync_search.py`)" + (", the sync not yielding" if args.no_yield else "")
+        write_section(title, body)
+        print("written to docs/benchmarks.md")
+
+
+if __name__ == "__main__":
+    main()
