@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from ..auth.actor import Actor
 from ..auth.roles import MANAGE_BASES, READ
@@ -17,6 +17,7 @@ from ..eos.deployments import Deployments
 from ..errors import Conflict, Invalid, NotFound, validation_message
 from ..sqlite import Database
 from ..util import check_name, iso, new_id
+from .sources import Rule, check_patterns
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS bases (
@@ -38,6 +39,22 @@ class DeploymentRef(BaseModel):
 class Source(BaseModel):
     model_config = ConfigDict(extra="forbid")
     folder: str = Field(description="A folder on the server's machine, synced into the base")
+    include: list[str] | None = Field(
+        default=None, description="Globs of the files to index (relative to the folder: *.md, guide/**); none: all"
+    )
+    exclude: list[str] | None = Field(
+        default=None, description="Globs of files or folders to leave out (drafts/**, print.html), besides the "
+        "default excludes: hidden names, version control, node_modules, build output, licence files, backups",
+    )
+
+    @field_validator("include", "exclude")
+    @classmethod
+    def _patterns(cls, v: list[str] | None, info: ValidationInfo) -> list[str] | None:
+        return check_patterns(v, str(info.field_name))
+
+    def rule(self) -> Rule:
+        """Which of the folder's files are indexed (sources.py)."""
+        return Rule(self.include, self.exclude)
 
 
 class McpSpec(BaseModel):

@@ -22,6 +22,7 @@ from ...util import sha256
 from ..bases import KnowledgeBase, KnowledgeBases
 from ..documents import ParsedDocument, decode, parse_file, read_markdown, split_front_matter, supported
 from ..notes import note_title
+from ..sources import Rule, walk
 from .keywords import USE_FROM as KEYWORDS_FROM
 from .store import BaseIndex, Entry, embedding_text
 
@@ -239,7 +240,7 @@ class Index:
         if base.kind == "documents":
             for source in base.spec.sources:
                 root = Path(source.folder).expanduser()
-                for file in _walk(root):
+                for file in _walk(root, source.rule()):
                     rel = file.relative_to(root).as_posix()
                     if supported(rel):
                         found.append(
@@ -407,14 +408,6 @@ def _embed(embedder: Embedder, texts: list[str]):
     return np.vstack(parts).astype(np.float32)
 
 
-def _walk(root: Path) -> list[Path]:
-    """Files under root, sorted; hidden names and links skipped (a link could lead out of the folder)."""
-    if not root.is_dir():
-        return []
-    found = []
-    for file in sorted(root.rglob("*")):
-        rel = file.relative_to(root).parts
-        if any(p.startswith(".") for p in rel) or file.is_symlink() or not file.is_file():
-            continue
-        found.append(file)
-    return found
+def _walk(root: Path, rule: Rule | None = None) -> list[Path]:
+    """Files under root, sorted; hidden names and links skipped; for a source folder, what its rule keeps."""
+    return walk(root, rule)
