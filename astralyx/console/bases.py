@@ -8,7 +8,7 @@ from typing import Any
 from starlette.responses import Response
 from starlette.routing import Route
 
-from ..auth.roles import DEPLOYMENTS_CALL
+from ..auth.roles import DEPLOYMENTS_CALL, MANAGE_BASES
 from ..errors import AstralyxError, NotFound
 from ..metis.bases import parse_request
 from ..util import quoted
@@ -39,6 +39,32 @@ def base_request(form: Any, kind: str | None = None) -> dict[str, Any]:
         if value:
             spec[role] = {"deployment": value}
     return {"metadata": {"name": str(form.get("name") or "").strip()}, "spec": spec}
+
+
+def settings_spec(base: Any, form: Any) -> dict[str, Any]:
+    """The base's spec with the settings form's choices: the same JSON PUT …/knowledge-bases/<b> takes."""
+    spec: dict[str, Any] = base.spec.model_dump(mode="json", exclude_none=True)
+    for role in ("embedding", "extractor"):
+        value = str(form.get(role) or "").strip()
+        if value:
+            spec[role] = {"deployment": value}
+        else:
+            spec.pop(role, None)
+    if base.kind == "documents":
+        sources = []
+        i = 0
+        while f"folder-{i}" in form:
+            folder = str(form.get(f"folder-{i}") or "").strip()
+            if folder:
+                source: dict[str, Any] = {"folder": folder}
+                for key in ("include", "exclude"):
+                    patterns = [line.strip() for line in str(form.get(f"{key}-{i}") or "").splitlines() if line.strip()]
+                    if patterns:
+                        source[key] = patterns
+                sources.append(source)
+            i += 1
+        spec["sources"] = sources
+    return spec
 
 
 @page
@@ -86,7 +112,24 @@ async def show_base(ctx: Ctx) -> Response:
     params = ctx.request.query_params
     as_of = (params.get("as_of", "").strip() or None) if base.kind == "memory" else None
     extras = await ctx.call(_extras, ctx, base, params.get("q", "").strip(), as_of)
-    return ctx.render("bases/show.html", base=base, notes=notes, saved=saved, **extras)
+    choices = await ctx.call(deployment_choices, ctx) if ctx.actor.can(MANAGE_BASES) else {"embedding": [], "chat": []}
+    return ctx.render("bases/show.html", base=base, notes=notes, saved=saved, choices=choices, **extras)
+
+
+@page
+async def update_settings(ctx: Ctx) -> Response:
+    """The settings form: the base's spec changed through core.bases.update, as PUT does."""
+    name = ctx.request.path_params["name"]
+    form = await ctx.form()
+    base = await ctx.call(ctx.core.bases.get, ctx.actor, name)
+    request = parse_request({"metadata": {"name": name}, "spec": settings_spec(base, form)})
+    updated = await ctx.call(ctx.core.bases.update, ctx.actor, name, request.spec)
+    message = f"Saved the settings of {name}"
+    if updated.spec.embedding and updated.spec.embedding != base.spec.embedding:
+        message += ": the next sync embeds every passage again"
+    elif updated.spec.sources != base.spec.sources and updated.spec.sources:
+        message += ": the next sync indexes what the folders hold now"
+    return ctx.redirect(f"/metis/knowledge-bases/{name}#settings", message)
 
 
 @page
@@ -195,6 +238,7 @@ routes = [
     Route("/metis/knowledge-bases/{name}/notes", new_note, methods=["POST"]),
     Route("/metis/knowledge-bases/{name}/files", upload, methods=["POST"]),
     Route("/metis/knowledge-bases/{name}/sync", sync, methods=["POST"]),
+    Route("/metis/knowledge-bases/{name}/settings", update_settings, methods=["POST"]),
     Route("/metis/knowledge-bases/{name}/model-saves/{save_id}/undo", undo_save, methods=["POST"]),
     Route("/metis/knowledge-bases/{name}/drafts/{draft_id}/{choice:str}", decide_draft, methods=["POST"]),
     Route("/metis/knowledge-bases/{name}/delete", confirm_delete, methods=["GET"]),
