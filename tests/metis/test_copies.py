@@ -50,6 +50,34 @@ def test_a_passage_held_by_several_documents_is_answered_once(client, core, tmp_
     assert [r["also_in"] for r in tool["results"] if "Ferris" in r["text"]] == [2]
 
 
+class CountingEmbedder(ConceptEmbedder):
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts: list[str] = []
+
+    def embed_passages(self, texts: list[str]):
+        self.texts.extend(texts)
+        return super().embed_passages(texts)
+
+
+def test_a_copy_is_not_embedded_again(client, core, tmp_path):
+    src = _book(tmp_path)
+    embedder = CountingEmbedder()
+    make_base(core, "rust", embedder=embedder, sources=[src])
+    client.post(BASE.format("rust") + "/sync")
+    assert len(embedder.texts) == 2  # 5 passages, 2 different ones
+    write(src, "ch03.md", f"# Ownership\n\n{SHARED}\n\n## Moves\n\nA value has one owner.\n")
+    client.post(BASE.format("rust") + "/sync")
+    assert len(embedder.texts) == 3 and "A value has one owner." in embedder.texts[-1]
+    # the first copy's document changed (its passage kept): the passage keeps a vector, answered by another copy
+    write(src, "ch01.md", f"# Getting started\n\n{SHARED}\n\n## Install\n\nRun cargo new.\n")
+    client.post(BASE.format("rust") + "/sync")
+    store = core.index.store(core.bases.find("default", "rust"))
+    assert store._vector_count() == store._answered_count()
+    _, hits = core.search.hits(core.bases.find("default", "rust"), "Ferris crab mascot", mode="vectors")
+    assert "Ferris" in hits[0].text and hits[0].also_in == 3
+
+
 def test_deleting_the_first_copy_makes_another_copy_the_answer(client, core, tmp_path):
     src = _book(tmp_path)
     make_base(core, "rust", embedder=ConceptEmbedder(), sources=[src])

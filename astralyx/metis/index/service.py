@@ -292,6 +292,7 @@ class Index:
     ) -> None:
         total = len(candidates)
         pending: list[Entry] = []
+        embedded: set[str] = set()  # passages embedded in this sync (a copy of one is not embedded again)
         if progress:
             progress(0, total, "")
 
@@ -308,12 +309,7 @@ class Index:
         for done, batch in self._parsed(base, candidates, report, known, progress, total):
             entries = list(batch)
             if embedder is not None:
-                texts = [embedding_text(e.title, c) for e in entries for c in e.chunks]
-                vectors = _embed(embedder, texts)
-                at = 0
-                for e in entries:
-                    e.vectors = vectors[at : at + len(e.chunks)]
-                    at += len(e.chunks)
+                _embed_entries(store, embedder, entries, embedded)
             pending.extend(entries)
             if sum(len(e.chunks) for e in pending) >= WRITE_BATCH:
                 flush()
@@ -406,6 +402,25 @@ def _embed(embedder: Embedder, texts: list[str]):
         return np.zeros((0, embedder.dimensions), dtype=np.float32)
     parts = [embedder.embed_passages(texts[i : i + EMBED_BATCH]) for i in range(0, len(texts), EMBED_BATCH)]
     return np.vstack(parts).astype(np.float32)
+
+
+def _embed_entries(store: BaseIndex, embedder: Embedder, entries: list[Entry], embedded: set[str]) -> None:
+    """The entries' vectors; a passage the base holds already (store.to_embed) is not embedded again: its row is
+    NaN, and it is written as a copy of the first."""
+    import numpy as np
+
+    need = store.to_embed(entries, embedded)
+    texts = [embedding_text(e.title, c) for e, flags in zip(entries, need, strict=True)
+             for c, flag in zip(e.chunks, flags, strict=True) if flag]
+    vectors = _embed(embedder, texts)
+    at = 0
+    for e, flags in zip(entries, need, strict=True):
+        rows = np.full((len(e.chunks), embedder.dimensions), np.nan, dtype=np.float32)
+        for i, flag in enumerate(flags):
+            if flag:
+                rows[i] = vectors[at]
+                at += 1
+        e.vectors = rows
 
 
 def _walk(root: Path, rule: Rule | None = None) -> list[Path]:

@@ -87,7 +87,7 @@ def _add_passage_copies(conn) -> None:
         return
     conn.execute("ALTER TABLE chunks ADD COLUMN fingerprint TEXT")
     conn.execute("ALTER TABLE chunks ADD COLUMN copy_of INTEGER")
-    conn.execute("CREATE INDEX IF NOT EXISTS chunks_fingerprint ON chunks(fingerprint) WHERE copy_of IS NULL")
+    conn.execute("CREATE INDEX IF NOT EXISTS chunks_fingerprint ON chunks(fingerprint) WHERE fingerprint IS NOT NULL")
     conn.execute("CREATE INDEX IF NOT EXISTS chunks_copies ON chunks(copy_of) WHERE copy_of IS NOT NULL")
     has_vec = conn.execute("SELECT 1 FROM sqlite_master WHERE name='chunks_vec'").fetchone() is not None
     first: dict[str, int] = {}
@@ -395,21 +395,57 @@ class BaseIndex:
                          fp, first[0] if first else None),
                     )
                     rowid = cur.lastrowid
+                    vector = None if e.vectors is None or not dims else np.asarray(e.vectors[i], dtype=np.float32)
+                    if vector is not None and np.isnan(vector).any():
+                        vector = None  # not embedded: a copy of a passage held with its vector (to_embed)
                     if first is not None:
-                        if e.vectors is not None and dims:  # the first copy may lack one (its embedding changed)
-                            self._lend_vector(conn, first[0], np.asarray(e.vectors[i], dtype=np.float32), changes)
+                        if vector is not None:  # the first copy may lack one (its embedding changed)
+                            self._lend_vector(conn, first[0], vector, changes)
                         continue
                     conn.execute(
                         "INSERT INTO chunks_fts(rowid, title, headings, text) VALUES (?,?,?,?)",
                         (rowid, e.title, " ".join(chunk.headings), chunk.text),
                     )
                     texts[rowid] = (e.title, " ".join(chunk.headings), chunk.text)
-                    if e.vectors is not None and dims:
-                        vector = np.asarray(e.vectors[i], dtype=np.float32)
+                    if vector is not None:
                         conn.execute("INSERT INTO chunks_vec(rowid, embedding) VALUES (?,?)", (rowid, vector.tobytes()))
                         changes[rowid] = vector
             publish = self._changed(conn, changes, texts)
         publish()
+
+    def to_embed(self, entries: list[Entry], embedded: set[str]) -> list[list[bool]]:
+        """Which chunks of these entries (about to be written, in order) need a vector. Not a passage the
+        base holds with its vector in a document these entries do not replace (written as its copy; the
+        vector stays with the passage when its first copy goes), nor one of `embedded`: the fingerprints
+        of passages embedded earlier in the same sync, which this adds to."""
+        replaced = {e.key for e in entries}
+        has_vec = bool(self.dimensions)
+        out = []
+        for e in entries:
+            flags = []
+            for chunk in e.chunks:
+                fp = fingerprint(e.kind, chunk.text)
+                if fp is None:
+                    flags.append(True)
+                    continue
+                need = fp not in embedded and not (has_vec and self._held_with_vector(fp, replaced))
+                embedded.add(fp)
+                flags.append(need)
+            out.append(flags)
+        return out
+
+    def _held_with_vector(self, fp: str, replaced: set[str]) -> bool:
+        first = self.db.one(
+            "SELECT 1 FROM chunks c WHERE c.fingerprint=? AND c.copy_of IS NULL "
+            "AND EXISTS (SELECT 1 FROM chunks_vec v WHERE v.rowid = c.id)", (fp,)
+        )
+        if first is None:
+            return False
+        keys = self.db.query(
+            "SELECT d.key FROM chunks c JOIN documents d ON d.id = c.doc_id WHERE c.fingerprint=? LIMIT ?",
+            (fp, len(replaced) + 1),
+        )
+        return any(r[0] not in replaced for r in keys)
 
     def remove(self, keys: Iterable[str]) -> int:
         removed = 0
@@ -432,8 +468,11 @@ class BaseIndex:
         for cid, fp, copy_of in chunks:
             if copy_of is not None:
                 continue  # a copy is in no search table
+            heir = None if fp is None else conn.execute(
+                "SELECT id FROM chunks WHERE copy_of=? AND doc_id != ? ORDER BY id LIMIT 1", (cid, doc_id)
+            ).fetchone()
             vector = None
-            if has_vec:
+            if heir is not None and has_vec:
                 found = conn.execute("SELECT embedding FROM chunks_vec WHERE rowid=?", (cid,)).fetchone()
                 vector = found[0] if found else None
             conn.execute("DELETE FROM chunks_fts WHERE rowid=?", (cid,))
@@ -441,24 +480,19 @@ class BaseIndex:
             if has_vec:
                 conn.execute("DELETE FROM chunks_vec WHERE rowid=?", (cid,))
                 changes[cid] = None
-            if fp is not None:
-                self._promote(conn, cid, doc_id, vector, changes, texts)
+            if heir is not None:
+                self._promote(conn, cid, heir[0], doc_id, vector, changes, texts)
         conn.execute("DELETE FROM chunks WHERE doc_id=?", (doc_id,))
         conn.execute("DELETE FROM documents WHERE id=?", (doc_id,))
         return 1
 
-    def _promote(self, conn, cid: int, doc_id: int, vector: bytes | None, changes: dict[int, np.ndarray | None],
-                 texts: dict[int, Text | None]) -> None:
-        """The first copy of a passage goes with its document: the next copy in another document is answered
-        instead, searched by its own words and the vector of the same text."""
+    def _promote(self, conn, cid: int, hid: int, doc_id: int, vector: bytes | None,
+                 changes: dict[int, np.ndarray | None], texts: dict[int, Text | None]) -> None:
+        """The first copy of a passage (cid) goes with its document: the next copy in another document (hid)
+        is answered instead, searched by its own words and the vector of the same text."""
         heir = conn.execute(
-            "SELECT c.id, c.text, c.headings, d.title FROM chunks c JOIN documents d ON d.id = c.doc_id "
-            "WHERE c.copy_of=? AND c.doc_id != ? ORDER BY c.id LIMIT 1",
-            (cid, doc_id),
+            "SELECT c.text, c.headings, d.title FROM chunks c JOIN documents d ON d.id = c.doc_id WHERE c.id=?", (hid,)
         ).fetchone()
-        if heir is None:
-            return
-        hid = heir["id"]
         conn.execute("UPDATE chunks SET copy_of=NULL WHERE id=?", (hid,))
         conn.execute("UPDATE chunks SET copy_of=? WHERE copy_of=? AND doc_id != ?", (hid, cid, doc_id))
         headings = " ".join(json.loads(heir["headings"]))
