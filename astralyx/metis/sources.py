@@ -11,8 +11,9 @@ A file is indexed when it is a type that is read (documents.supported), matches 
 - hidden names (`.anything`, a file or a folder) and version control (.git, .hg, .svn, .bzr, CVS, _darcs);
 - folders of code, packages and build output (node_modules, __pycache__, venv, site-packages, vendor,
   bower_components, build, dist, target, _build, htmlcov) and of fonts (fonts: their licence texts);
-- licence and notice files (LICENSE, LICENCE-MIT.txt, COPYING, NOTICE, OFL.txt, *-LICENSE.txt) and editor
-  backups and temporaries (*~, #*#, *.bak, *.orig, *.rej, *.swp, *.tmp, ~$*).
+- licence and notice files as projects name them (LICENSE, LICENCE-MIT.txt, COPYING, NOTICE, OFL.txt,
+  OPEN-SANS-LICENSE.txt; license.md, but not license-policy.md) and editor backups and temporaries (*~, #*#,
+  *.bak, *.orig, *.rej, *.swp, *.tmp, ~$*).
 A default exclude gives way to an include pattern that names it literally (`build/**` indexes a folder
 named build, `.github/**` a hidden one); version control folders never are indexed. Links are never
 followed (a link could lead out of the folder).
@@ -36,10 +37,11 @@ JUNK_FOLDERS = frozenset({
     "build", "dist", "target", "_build", "htmlcov", "fonts", "font", "__macosx",
 })
 _JUNK_FILE = re.compile(
-    r"^(?:licen[cs]e|copying|notice|ofl)(?:[-_.].*)?$"  # LICENSE, LICENSE-MIT.txt, COPYING.md, OFL.txt
-    r"|^.*[-_]licen[cs]e(?:\..*)?$"  # OPEN-SANS-LICENSE.txt (fonts' licences beside a book)
-    r"|^.*~$|^#.*#$|^~\$.*|^.*\.(?:bak|orig|rej|swp|tmp)$",  # editors' backups, locks and temporaries
-    re.IGNORECASE,
+    # licences and notices as projects name them (LICENSE, LICENSE-MIT.txt, COPYING.md, OFL.txt), but not a
+    # handbook's license-policy.md or notice-period.md
+    r"^(?:LICEN[CS]E|COPYING|NOTICE|OFL)(?:[-_.][\w.-]*)?$|^(?i:licen[cs]e|copying|notice)(?i:\.(?:txt|md))?$"
+    r"|^[\w.-]+[-_]LICEN[CS]E(?:\.\w+)?$"  # a font's licence beside a book: OPEN-SANS-LICENSE.txt
+    r"|^.*~$|^#.*#$|^~\$.*|^(?i:.*\.(?:bak|orig|rej|swp|tmp))$"  # editors' backups, locks and temporaries
 )
 
 

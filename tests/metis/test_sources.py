@@ -101,3 +101,9 @@ def test_glob_rules():
     assert not _kept(rule, "top.txt") and _kept(rule, "docs/top.txt")  # a leading / anchors
     assert not _kept(Rule(), "Node_Modules/x.md")  # default names without case
     assert _kept(Rule(), "docs/builder/x.md") and not _kept(Rule(), "docs/build/x.md")
+    # licences as projects name them, not a handbook's pages about licences or notice periods
+    for junk in ("LICENSE", "LICENSE-APACHE.md", "License.md", "license.txt", "NOTICE.txt", "COPYING", "OFL.txt",
+                 "SOURCE-CODE-PRO-LICENSE.txt", "notes.md~", "#notes.md#", "~$report.md", "draft.MD.BAK"):
+        assert not _kept(Rule(), junk), junk
+    for page in ("license-policy.md", "notice-period.md", "licensing.md", "copyright.md", "Licences and fonts.md"):
+        assert _kept(Rule(), page), page
