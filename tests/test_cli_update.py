@@ -23,6 +23,7 @@ def test_create_with_patterns_then_update_them(astra, tmp_path):
     src = _folder(tmp_path, "a.md", "drafts/b.md", "old/c.md")
     astra("metis", "create", "handbook", "--source", str(src), "--include", "*.md", "--exclude", "drafts/**")
     assert _spec(astra, "handbook")["sources"] == [{"folder": str(src), "include": ["*.md"], "exclude": ["drafts/**"]}]
+    assert "(include *.md; exclude drafts/**)" in " ".join(astra("metis", "bases").output.split())
     astra("metis", "sync", "handbook")
     docs = json.loads(astra("metis", "documents", "handbook", "--json").output)["documents"]
     assert [d["document"] for d in docs] == ["docs:handbook/a.md", "docs:handbook/old/c.md"]

@@ -26,7 +26,7 @@ def bases(state: State, as_json: bool) -> None:
             "kind": b["spec"]["kind"],
             "embedding": (b["spec"].get("embedding") or {}).get("deployment"),
             "extractor": (b["spec"].get("extractor") or {}).get("deployment"),
-            "sources": ", ".join(s["folder"] for s in b["spec"].get("sources", [])),
+            "sources": ", ".join(_folder(s) for s in b["spec"].get("sources", [])),
         }
         for b in data["knowledge_bases"]
     ]
@@ -82,13 +82,17 @@ def _source(folder: str, include: tuple[str, ...], exclude: tuple[str, ...], old
     return source
 
 
+def _folder(source: dict) -> str:
+    """A source as people read it: /srv/docs (include *.md; exclude drafts/**)."""
+    patterns = "; ".join(f"{k} {', '.join(source[k])}" for k in ("include", "exclude") if source.get(k))
+    return source["folder"] + (f" ({patterns})" if patterns else "")
+
+
 def _describe(spec: dict) -> str:
     parts = [f"embedding {(spec.get('embedding') or {}).get('deployment') or 'none (keywords)'}"]
     if spec.get("extractor"):
         parts.append(f"extractor {spec['extractor']['deployment']}")
-    for s in spec.get("sources", []):
-        patterns = "; ".join(f"{k} {', '.join(s[k])}" for k in ("include", "exclude") if s.get(k))
-        parts.append(f"source {s['folder']}" + (f" ({patterns})" if patterns else ""))
+    parts.extend(f"source {_folder(s)}" for s in spec.get("sources", []))
     return ", ".join(parts)
 
 
