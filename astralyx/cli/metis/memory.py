@@ -107,12 +107,18 @@ def forget(state: State, base: str, fact_id: str, history: bool, as_json: bool) 
 @metis.command("edit")
 @click.argument("base")
 @click.argument("fact_id")
-@click.option("--fact", "sentence", required=True, help="The corrected fact, in one sentence.")
+@click.option("--fact", "sentence", help="The corrected fact, in one sentence.")
+@click.option("--said", "said_at", metavar="DATE", help="When it was first said, corrected (2026-10-12).")
+@click.option("--source", help="Where it was said, corrected.")
 @json_option
 @pass_state
-def edit(state: State, base: str, fact_id: str, sentence: str, as_json: bool) -> None:
-    """Correct a fact's wording (its history is kept)."""
-    data = state.client.put(_url(base, fact_id), json={"fact": sentence})
+def edit(state: State, base: str, fact_id: str, sentence: str | None, said_at: str | None, source: str | None,
+         as_json: bool) -> None:
+    """Correct a fact's wording, date or source (its history is kept, and what it said before)."""
+    body = {k: v for k, v in (("fact", sentence), ("said_at", said_at), ("source", source)) if v is not None}
+    if not body:
+        raise click.UsageError("Say what to correct: --fact, --said or --source")
+    data = state.client.put(_url(base, fact_id), json=body)
     if as_json:
         return print_json(data)
     last = (data.get("corrected") or [{}])[-1]

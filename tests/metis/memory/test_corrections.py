@@ -97,3 +97,8 @@ def test_cli_history_says_what_was_corrected(astra, home, client, core, team):
     out = astra("metis", "memory", "team", "--history").output
     assert f"corrected from “{ACME}”, on {_today(core)}" in out
     assert "corrected from" not in astra("metis", "memory", "team").output
+    out = astra("metis", "edit", "team", first["id"], "--said", "2024-03-02", "--source", "HR").output
+    assert f"corrected {first['id']}: Ana works at Acme Labs." in out
+    out = astra("metis", "memory", "team", "--history").output
+    assert "corrected said 2024-03-01, source chat: standup, on" in out
+    assert astra("metis", "edit", "team", first["id"], ok=False).exit_code == 2
