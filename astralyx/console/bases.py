@@ -8,7 +8,7 @@ from typing import Any
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from ..auth.roles import DEPLOYMENTS_CALL
+from ..auth.roles import DEPLOYMENTS_CALL, MANAGE_BASES
 from ..errors import AstralyxError, NotFound
 from ..metis.bases import new_base, parse_request
 from ..metis.jobs import duration
@@ -35,6 +35,32 @@ def base_request(form: Any, kind: str | None = None) -> dict[str, Any]:
     folder = str(form.get("folder") or "") if kind == "documents" else ""  # the form shows a folder for documents only
     return new_base(str(form.get("name") or ""), kind, folders=[folder], embedding=str(form.get("embedding") or ""),
                     extractor=str(form.get("extractor") or ""))
+
+
+def settings_spec(base: Any, form: Any) -> dict[str, Any]:
+    """The base's spec with the settings form's choices: the same JSON PUT …/knowledge-bases/<b> takes."""
+    spec: dict[str, Any] = base.spec.model_dump(mode="json", exclude_none=True)
+    for role in ("embedding", "extractor"):
+        value = str(form.get(role) or "").strip()
+        if value:
+            spec[role] = {"deployment": value}
+        else:
+            spec.pop(role, None)
+    if base.kind == "documents":
+        sources = []
+        i = 0
+        while f"folder-{i}" in form:
+            folder = str(form.get(f"folder-{i}") or "").strip()
+            if folder:
+                source: dict[str, Any] = {"folder": folder}
+                for key in ("include", "exclude"):
+                    patterns = [line.strip() for line in str(form.get(f"{key}-{i}") or "").splitlines() if line.strip()]
+                    if patterns:
+                        source[key] = patterns
+                sources.append(source)
+            i += 1
+        spec["sources"] = sources
+    return spec
 
 
 @page
@@ -83,7 +109,24 @@ async def show_base(ctx: Ctx) -> Response:
     extras = await ctx.call(_extras, ctx, base, params.get("q", "").strip(), as_of)
     status = await ctx.call(ctx.core.documents.status, ctx.actor, name)
     job = {**status, "text": sync_line(status), "active": status["state"] in ("queued", "running")}
-    return ctx.render("bases/show.html", base=base, notes=notes, saved=saved, job=job, **extras)
+    choices = await ctx.call(deployment_choices, ctx) if ctx.actor.can(MANAGE_BASES) else {"embedding": [], "chat": []}
+    return ctx.render("bases/show.html", base=base, notes=notes, saved=saved, job=job, choices=choices, **extras)
+
+
+@page
+async def update_settings(ctx: Ctx) -> Response:
+    """The settings form: the base's spec changed through core.bases.update, as PUT does."""
+    name = ctx.request.path_params["name"]
+    form = await ctx.form()
+    base = await ctx.call(ctx.core.bases.get, ctx.actor, name)
+    request = parse_request({"metadata": {"name": name}, "spec": settings_spec(base, form)})
+    updated = await ctx.call(ctx.core.bases.update, ctx.actor, name, request.spec)
+    message = f"Saved the settings of {name}"
+    if updated.spec.embedding and updated.spec.embedding != base.spec.embedding:
+        message += ": the next sync embeds every passage again"
+    elif updated.spec.sources != base.spec.sources and updated.spec.sources:
+        message += ": the next sync indexes what the folders hold now"
+    return ctx.redirect(f"/metis/knowledge-bases/{name}#settings", message)
 
 
 @page
@@ -241,6 +284,7 @@ routes = [
     Route("/metis/knowledge-bases/{name}/files", upload, methods=["POST"]),
     Route("/metis/knowledge-bases/{name}/sync", sync, methods=["POST"]),
     Route("/metis/knowledge-bases/{name}/sync", sync_status, methods=["GET"]),
+    Route("/metis/knowledge-bases/{name}/settings", update_settings, methods=["POST"]),
     Route("/metis/knowledge-bases/{name}/model-saves/{save_id}/undo", undo_save, methods=["POST"]),
     Route("/metis/knowledge-bases/{name}/drafts/{draft_id}/{choice:str}", decide_draft, methods=["POST"]),
     Route("/metis/knowledge-bases/{name}/delete", confirm_delete, methods=["GET"]),

@@ -5,11 +5,12 @@ from __future__ import annotations
 import builtins
 import json
 import shutil
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from ..auth.actor import Actor
 from ..auth.roles import MANAGE_BASES, READ
@@ -17,6 +18,7 @@ from ..eos.deployments import Deployments
 from ..errors import Conflict, Invalid, NotFound, validation_message
 from ..sqlite import Database
 from ..util import NAME_RE, check_name, iso, new_id
+from .sources import Rule, check_patterns
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS bases (
@@ -38,6 +40,22 @@ class DeploymentRef(BaseModel):
 class Source(BaseModel):
     model_config = ConfigDict(extra="forbid")
     folder: str = Field(description="A folder on the server's machine, synced into the base")
+    include: list[str] | None = Field(
+        default=None, description="Globs of the files to index (relative to the folder: *.md, guide/**); none: all"
+    )
+    exclude: list[str] | None = Field(
+        default=None, description="Globs of files or folders to leave out (drafts/**, print.html), besides the "
+        "default excludes: hidden names, version control, node_modules, build output, licence files, backups",
+    )
+
+    @field_validator("include", "exclude")
+    @classmethod
+    def _patterns(cls, v: list[str] | None, info: ValidationInfo) -> list[str] | None:
+        return check_patterns(v, str(info.field_name))
+
+    def rule(self) -> Rule:
+        """Which of the folder's files are indexed (sources.py)."""
+        return Rule(self.include, self.exclude)
 
 
 class McpSpec(BaseModel):
@@ -80,13 +98,17 @@ class BaseRequest(BaseModel):
 
 def new_base(
     name: str, kind: str = "documents", *, folders: builtins.list[str] | tuple[str, ...] = (),
+    include: Sequence[str] = (), exclude: Sequence[str] = (),
     embedding: str | None = None, extractor: str | None = None, mcp_save: str | None = None,
 ) -> dict[str, Any]:
     """A base's create request from a shell's choices (the CLI's options, the console's form), as the API's JSON.
 
     Blank choices are no choice; what is left is checked where every create is, in `KnowledgeBases.create`.
+    `include`/`exclude` are the patterns of every folder given.
     """
-    spec: dict[str, Any] = {"kind": kind, "sources": [{"folder": f} for f in folders if f.strip()]}
+    patterns = {key: [p for p in given if p.strip()] for key, given in (("include", include), ("exclude", exclude))}
+    sources = [{"folder": f, **{k: v for k, v in patterns.items() if v}} for f in folders if f.strip()]
+    spec: dict[str, Any] = {"kind": kind, "sources": sources}
     for role, deployment in (("embedding", embedding), ("extractor", extractor)):
         if deployment and deployment.strip():
             spec[role] = {"deployment": deployment.strip()}

@@ -6,6 +6,9 @@ reciprocal rank fusion, answered as numbered, cited passages within a budget.
         {"ref": 1, "document": "docs:handbook/leave.md", "title": "Leave policy",
          "where": "Leave policy › Vacation › line 7", "text": "…"}]}
 
+A passage that other documents of the base hold too (the same text) is indexed once and answered
+with its first document and `"also_in": N`, the number of the others.
+
 A base without an embedding deployment (or whose vectors are not made yet) searches by
 keywords alone and says so in `mode`. Re-ranking hooks by document kind
 (`rerankers["memory"]`) reorder or filter the hits of that kind, e.g. current facts first.
@@ -60,12 +63,14 @@ class Hit:
     score: float = 0.0
     keyword_rank: int | None = None
     vector_rank: int | None = None
+    also_in: int = 0  # other documents holding the same passage (indexed once)
 
     @classmethod
     def of(cls, row: Row, score: float, keyword_rank: int | None, vector_rank: int | None) -> Hit:
         return cls(
             chunk_id=row.chunk_id, document=row.label, title=row.title, where=row.where, text=row.text, kind=row.kind,
             key=row.key, attrs=row.attrs, score=score, keyword_rank=keyword_rank, vector_rank=vector_rank,
+            also_in=row.also_in,
         )
 
 
@@ -214,9 +219,12 @@ def passages(hits: list[Hit], limit: int = MAX_RESULTS, budget: int = BUDGET_CHA
                 break
             text = _cut(text, room)
         used += len(text)
-        results.append(
-            {"ref": len(results) + 1, "document": hit.document, "title": hit.title, "where": hit.where, "text": text}
-        )
+        passage: dict[str, Any] = {
+            "ref": len(results) + 1, "document": hit.document, "title": hit.title, "where": hit.where, "text": text,
+        }
+        if hit.also_in:  # the same passage in other documents: answered once, with its first document
+            passage["also_in"] = hit.also_in
+        results.append(passage)
     return results
 
 

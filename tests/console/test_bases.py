@@ -167,3 +167,52 @@ def test_the_base_page_shows_a_sync_as_it_runs(signed_in, live_server, tmp_path,
     # the page reloads itself once the sync has ended
     expect(page.locator("#sync-status")).to_contain_text("Last sync finished", timeout=10_000)
     expect(page.get_by_role("cell", name="docs:book/doc199.md")).to_be_visible()
+
+
+def test_a_base_settings_form_changes_its_spec_and_the_folder_it_indexes(signed_in, live_server, shot, tmp_path):
+    from astralyx.metis.bases import parse_request
+
+    page, core = signed_in, live_server.core
+    deploy(core, "bge-m3", "embedding")
+    src = tmp_path / "book"
+    for rel, text in (("ch1.md", "Ferris is the Rust mascot."), ("print.md", "Ferris is the Rust mascot."),
+                      ("drafts/next.md", "Unfinished chapter."), ("LICENSE.txt", "Permission is granted.")):
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        (src / rel).write_text(text + "\n")
+    core.bases.create(OWNER, parse_request({"metadata": {"name": "book"}, "spec": {"sources": [{"folder": str(src)}]}}))
+    page.goto("/metis/knowledge-bases/book")
+    page.get_by_text("Change the embedding model or folders").click()
+    expect(page.get_by_label("Folder on the server's machine (empty: removed)")).to_have_value(str(src))
+    page.get_by_label("Leave out (globs, one a line)").first.fill("drafts/**\n")
+    shot(page, "knowledge-base-settings")
+    page.get_by_role("button", name="Save settings").click()
+    expect(page.get_by_role("status")).to_contain_text("Saved the settings of book")
+    assert core.bases.find("default", "book").spec.sources[0].exclude == ["drafts/**"]
+
+    page.get_by_role("button", name="Sync the folder now").click()
+    documents = page.locator("table", has=page.get_by_role("columnheader", name="Document"))
+    expect(documents).to_contain_text("docs:book/ch1.md")
+    expect(documents).not_to_contain_text("drafts/next.md")
+    expect(documents).not_to_contain_text("LICENSE.txt")
+    # the same passage twice: answered once, saying where else it is
+    page.get_by_label("Search book").fill("Ferris mascot")
+    page.get_by_role("button", name="Search").click()
+    passages = page.locator("ol.passages > li")
+    expect(passages).to_have_count(1)
+    expect(passages.first).to_contain_text("The same passage is in 1 other document.")
+
+    # a bad pattern: the domain's code and message, nothing changed
+    page.get_by_text("Change the embedding model or folders").click()
+    page.get_by_label("Leave out (globs, one a line)").first.fill("../elsewhere/**")
+    page.get_by_role("button", name="Save settings").click()
+    expect(page.get_by_role("alert")).to_contain_text("INVALID_SPEC")
+    expect(page.get_by_role("alert")).to_contain_text("points out of the folder")
+    assert core.bases.find("default", "book").spec.sources[0].exclude == ["drafts/**"]
+
+    # another embedding model, chosen from the workspace's
+    page.goto("/metis/knowledge-bases/book")
+    page.get_by_text("Change the embedding model or folders").click()
+    page.locator("#settings-embedding").select_option("bge-m3")
+    page.get_by_role("button", name="Save settings").click()
+    expect(page.get_by_role("status")).to_contain_text("the next sync embeds every passage again")
+    assert core.bases.find("default", "book").spec.embedding.deployment == "bge-m3"

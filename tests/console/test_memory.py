@@ -7,6 +7,7 @@ import re
 from playwright.sync_api import expect
 
 from astralyx.auth.actor import Actor
+from astralyx.util import iso
 
 OWNER = Actor.local_owner("default")
 
@@ -67,6 +68,13 @@ def test_new_memory_add_edit_and_forget_facts(signed_in, live_server, shot):
     page.get_by_role("link", name="show what was replaced").click()
     expect(ana).to_contain_text("Ana works in the research team.")
     expect(history).to_contain_text("Ana leads the data team.")
+    # …and what it corrected, readable beside it
+    today = iso()[:10]
+    expect(ana.get_by_role("list", name="What Edit corrected")).to_contain_text(
+        f"corrected from “Ana works in research.”, on {today}")
+    page.get_by_role("link", name="Edit: Ana works in the research team.").click()
+    expect(page.get_by_role("list", name="Corrected before")).to_contain_text("from “Ana works in research.”")
+    page.get_by_role("link", name="Cancel").click()
 
     # Forget with its history says how many older facts go with it.
     page.get_by_role("link", name="Forget: Ana works in the research team.").click()

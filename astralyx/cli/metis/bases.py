@@ -1,6 +1,8 @@
-"""`astra metis bases|create|delete`."""
+"""`astra metis bases|create|update|delete`."""
 
 from __future__ import annotations
+
+import json
 
 import click
 
@@ -24,7 +26,7 @@ def bases(state: State, as_json: bool) -> None:
             "kind": b["spec"]["kind"],
             "embedding": (b["spec"].get("embedding") or {}).get("deployment"),
             "extractor": (b["spec"].get("extractor") or {}).get("deployment"),
-            "sources": ", ".join(s["folder"] for s in b["spec"].get("sources", [])),
+            "sources": ", ".join(_folder(s) for s in b["spec"].get("sources", [])),
         }
         for b in data["knowledge_bases"]
     ]
@@ -38,23 +40,118 @@ def bases(state: State, as_json: bool) -> None:
 @click.option("--embedding", help="Embedding deployment (without one the base searches by keywords).")
 @click.option("--extractor", help="Chat deployment that reads conversations for facts (memory).")
 @click.option("--source", "sources", multiple=True, help="A folder on the server's machine to sync (repeatable).")
+@click.option("--include", multiple=True, metavar="GLOB",
+              help="Index only the files of the folders that match (repeatable): '*.md', 'guide/**'.")
+@click.option("--exclude", multiple=True, metavar="GLOB",
+              help="Leave out files or folders that match (repeatable): 'drafts/**', 'print.html'. Hidden files, "
+                   "version control, node_modules, build output, licence files and backups are left out anyway.")
 @click.option("--mcp-saves-on-its-own", "mcp_own", is_flag=True,
               help="MCP clients' save_to_knowledge saves at once (a journal, a scratchpad) instead of asking first.")
 @json_option
 @pass_state
 def create(
     state: State, name: str, kind: str, embedding: str | None, extractor: str | None, sources: tuple[str, ...],
-    mcp_own: bool, as_json: bool,
+    include: tuple[str, ...], exclude: tuple[str, ...], mcp_own: bool, as_json: bool,
 ) -> None:
     """Create a knowledge base (or a memory, with --kind memory)."""
     from ...metis.bases import new_base  # here, not at import: `astra --help` stays light
 
-    request = new_base(name, kind, folders=sources, embedding=embedding, extractor=extractor,
-                       mcp_save="on_its_own" if mcp_own else None)
+    if (include or exclude) and not sources:
+        raise click.UsageError("--include and --exclude choose files of the --source folders: name a --source")
+    request = new_base(name, kind, folders=sources, include=include, exclude=exclude, embedding=embedding,
+                       extractor=extractor, mcp_save="on_its_own" if mcp_own else None)
     data = state.client.post("/metis/knowledge-bases", json=request)
     if as_json:
         return print_json(data)
     click.echo(f"created {data['spec']['kind']} base {data['metadata']['name']}")
+
+
+def _source(folder: str, include: tuple[str, ...], exclude: tuple[str, ...], old: dict | None = None) -> dict:
+    """A source of the spec: the folder, and its patterns (given ones replace the old; '' alone: none)."""
+    source = dict(old or {}, folder=folder)
+    for key, given in (("include", include), ("exclude", exclude)):
+        if given:
+            patterns = [p for p in given if p.strip()]
+            if patterns:
+                source[key] = patterns
+            else:
+                source.pop(key, None)
+    return source
+
+
+def _folder(source: dict) -> str:
+    """A source as people read it: /srv/docs (include *.md; exclude drafts/**)."""
+    patterns = "; ".join(f"{k} {', '.join(source[k])}" for k in ("include", "exclude") if source.get(k))
+    return source["folder"] + (f" ({patterns})" if patterns else "")
+
+
+def _describe(spec: dict) -> str:
+    parts = [f"embedding {(spec.get('embedding') or {}).get('deployment') or 'none (keywords)'}"]
+    if spec.get("extractor"):
+        parts.append(f"extractor {spec['extractor']['deployment']}")
+    parts.extend(f"source {_folder(s)}" for s in spec.get("sources", []))
+    return ", ".join(parts)
+
+
+@metis.command("update")
+@click.argument("name")
+@click.option("--embedding", metavar="DEPLOYMENT", help="Embedding deployment: a change embeds every passage again.")
+@click.option("--no-embedding", is_flag=True, help="No embedding: the base searches by keywords.")
+@click.option("--extractor", metavar="DEPLOYMENT", help="Chat deployment that reads conversations for facts (memory).")
+@click.option("--no-extractor", is_flag=True, help="No extractor (facts are kept by hand).")
+@click.option("--source", "sources", multiple=True,
+              help="The base's folders become these (repeatable); a folder it had keeps its patterns.")
+@click.option("--no-sources", is_flag=True, help="No folders (uploads and notes stay).")
+@click.option("--include", multiple=True, metavar="GLOB",
+              help="For each folder (or those named by --source): index only files that match (repeatable; '' for all).")
+@click.option("--exclude", multiple=True, metavar="GLOB",
+              help="For each folder (or those named by --source): leave out what matches (repeatable; '' for none).")
+@click.option("--mcp-save", type=click.Choice(["ask", "on_its_own"]), help="How MCP clients' save_to_knowledge saves.")
+@json_option
+@pass_state
+def update(
+    state: State, name: str, embedding: str | None, no_embedding: bool, extractor: str | None, no_extractor: bool,
+    sources: tuple[str, ...], no_sources: bool, include: tuple[str, ...], exclude: tuple[str, ...],
+    mcp_save: str | None, as_json: bool,
+) -> None:
+    """Change a base's spec: embedding, extractor, folders and their patterns (PUT …/knowledge-bases/NAME)."""
+    opposites: list[tuple[str, bool, object]] = [
+        ("--no-embedding", no_embedding, embedding), ("--no-extractor", no_extractor, extractor),
+        ("--no-sources", no_sources, sources),
+    ]
+    for flag, value, other in opposites:
+        if value and other:
+            raise click.UsageError(f"{flag} and {flag.replace('no-', '')} say opposite things: give one")
+    if not any((embedding, no_embedding, extractor, no_extractor, sources, no_sources, include, exclude, mcp_save)):
+        raise click.UsageError("Say what to change: --embedding, --extractor, --source, --include, --exclude, --mcp-save")
+    url = f"/metis/knowledge-bases/{quoted(name)}"
+    spec = state.client.get(url)["spec"]
+    before = json.loads(json.dumps(spec))
+    for key, deployment, off in (("embedding", embedding, no_embedding), ("extractor", extractor, no_extractor)):
+        if deployment:
+            spec[key] = {"deployment": deployment}
+        elif off:
+            spec.pop(key, None)
+    old = {s["folder"]: s for s in spec.get("sources", [])}
+    if no_sources:
+        spec["sources"] = []
+    elif sources:
+        spec["sources"] = [_source(f, include, exclude, old.get(f)) for f in sources]
+    elif include or exclude:
+        if not old:
+            raise click.UsageError(f"{name} has no folder to choose files of: add one with --source")
+        spec["sources"] = [_source(f, include, exclude, s) for f, s in old.items()]
+    if mcp_save:
+        spec["mcp"] = {"save": mcp_save}
+    data = state.client.put(url, json={"spec": spec})
+    if as_json:
+        return print_json(data)
+    after = data["spec"]
+    click.echo(f"updated {name}: {_describe(after)}")
+    if after.get("embedding") != before.get("embedding") and after.get("embedding"):
+        click.echo(f"the next sync embeds every passage again: astra metis sync {name}")
+    elif after.get("sources") != before.get("sources") and after.get("sources"):
+        click.echo(f"the next sync indexes what the folders hold now: astra metis sync {name}")
 
 
 @metis.command("delete")

@@ -50,13 +50,33 @@ def memory(state: State, base: str, history: bool, as_of: str | None, as_json: b
                 f"  {fact['attribute']:<{width}}  {fact['fact']}  ({_day(fact['said_at'])}{_again(fact)}, {fact['source']})"
                 f"  {fact['id']}"
             )
+            if history:
+                _corrections(fact, width)
             for old in fact.get("replaced", []):
                 period = f"{_day(old['said_at'])} – {_day(old.get('until'))}"
                 click.echo(f"  {'':<{width}}  was: {old['fact']}  ({period}{_again(old)}, {old['source']})  {old['id']}")
+                _corrections(old, width)
     summary = f"{data['count']} fact(s)"
     if history:
         summary += f", {data.get('history_count', 0)} in the history"
     click.echo(summary)
+
+
+def corrected_line(c: dict) -> str:
+    """One Edit of a fact: "corrected from “…”, on 2026-12-03" (and the date or source it had)."""
+    parts = []
+    if "from" in c:
+        parts.append(f"from “{c['from']}”")
+    if "said_at" in c:
+        parts.append(f"said {_day(c['said_at'])}")
+    if "source" in c:
+        parts.append(f"source {c['source']}")
+    return f"corrected{' ' + ', '.join(parts) if parts else ''}, on {c['on']}"
+
+
+def _corrections(fact: dict, width: int) -> None:
+    for c in fact.get("corrected") or []:
+        click.secho(f"  {'':<{width}}    {corrected_line(c)}", dim=True)
 
 
 def _again(fact: dict) -> str:
@@ -87,12 +107,20 @@ def forget(state: State, base: str, fact_id: str, history: bool, as_json: bool) 
 @metis.command("edit")
 @click.argument("base")
 @click.argument("fact_id")
-@click.option("--fact", "sentence", required=True, help="The corrected fact, in one sentence.")
+@click.option("--fact", "sentence", help="The corrected fact, in one sentence.")
+@click.option("--said", "said_at", metavar="DATE", help="When it was first said, corrected (2026-10-12).")
+@click.option("--source", help="Where it was said, corrected.")
 @json_option
 @pass_state
-def edit(state: State, base: str, fact_id: str, sentence: str, as_json: bool) -> None:
-    """Correct a fact's wording (its history is kept)."""
-    data = state.client.put(_url(base, fact_id), json={"fact": sentence})
+def edit(state: State, base: str, fact_id: str, sentence: str | None, said_at: str | None, source: str | None,
+         as_json: bool) -> None:
+    """Correct a fact's wording, date or source (its history is kept, and what it said before)."""
+    body = {k: v for k, v in (("fact", sentence), ("said_at", said_at), ("source", source)) if v is not None}
+    if not body:
+        raise click.UsageError("Say what to correct: --fact, --said or --source")
+    data = state.client.put(_url(base, fact_id), json=body)
     if as_json:
         return print_json(data)
-    click.echo(f"corrected {data['id']}: {data['fact']}")
+    last = (data.get("corrected") or [{}])[-1]
+    was = f" (was: “{last['from']}”)" if "from" in last else ""
+    click.echo(f"corrected {data['id']}: {data['fact']}{was}")

@@ -142,5 +142,8 @@ def search(state: State, base: str, query: str, max_results: int, as_of: str | N
         click.secho(f"  {r['where']}" if r["where"] else "", fg="cyan")
         for line in r["text"].splitlines():
             click.echo(f"    {line}")
+        if r.get("also_in"):
+            n = r["also_in"]
+            click.secho(f"    (the same passage is in {n} other document{'s' if n != 1 else ''})", dim=True)
         click.echo()
     click.secho(f"{len(data['results'])} passage(s), {data['mode']} search", dim=True)

@@ -26,6 +26,7 @@ from ..bases import KnowledgeBase, KnowledgeBases
 from ..documents import ParsedDocument, decode, parse_file, read_markdown, split_front_matter, supported
 from ..jobs import SyncJob
 from ..notes import note_title
+from ..sources import Rule, walk
 from ..writer import FileChange, holds_facts
 from .keywords import USE_FROM as KEYWORDS_FROM
 from .store import BaseIndex, Entry, embedding_text
@@ -254,7 +255,7 @@ class Index:
                 raise AstralyxError(f"cannot read {relpath}: {e}", code="INDEX_FAILED") from None
             if entry is None:
                 return store.remove([relpath]) > 0
-            self._embed_entries(embedder, [entry])
+            self._embed_entries(store, embedder, [entry], set())
             store.write([entry])
             return True
 
@@ -309,7 +310,7 @@ class Index:
         if base.kind == "documents":
             for source in base.spec.sources:
                 root = Path(source.folder).expanduser()
-                for file in _walk(root):
+                for file in _walk(root, source.rule()):
                     rel = file.relative_to(root).as_posix()
                     if supported(rel):
                         found.append(
@@ -414,43 +415,52 @@ class Index:
         transaction, let the notes written meanwhile in, go on."""
         batch: list[_Planned] = []
         size = 0
+        embedded: set[str] = set()  # passages embedded in this sync (a copy of one is not embedded again)
         for item in planned:
             entry = item.entry or self._reread(base, item, report, job)
             if entry is None:
                 continue
             item.entry = entry
             if embedder is not None and len(entry.chunks) > EMBED_BATCH:
-                self._flush(base, store, embedder, batch, known, report, job)  # what came before it, first
+                self._flush(base, store, embedder, batch, known, report, job, embedded)  # what came before it, first
                 batch, size = [], 0
-                self._embed_entries(embedder, [entry], job, yielding=True)  # a long file: progress by slices
-                self._flush(base, store, None, [item], known, report, job, counted=True)
+                # a long file: progress by slices
+                self._embed_entries(store, embedder, [entry], embedded, job, yielding=True)
+                self._flush(base, store, embedder, [item], known, report, job, embedded, embed=False)
                 continue
             batch.append(item)
             size += len(entry.chunks)
             if size >= EMBED_BATCH:
-                self._flush(base, store, embedder, batch, known, report, job)
+                self._flush(base, store, embedder, batch, known, report, job, embedded)
                 batch, size = [], 0
-        self._flush(base, store, embedder, batch, known, report, job)
+        self._flush(base, store, embedder, batch, known, report, job, embedded)
 
     def _flush(
         self, base: KnowledgeBase, store: BaseIndex, embedder: Embedder | None, batch: list[_Planned],
-        known: dict[str, str], report: SyncReport, job: SyncJob, counted: bool = False,
+        known: dict[str, str], report: SyncReport, job: SyncJob, embedded: set[str], embed: bool = True,
     ) -> None:
         if not batch:
             return
         entries = [item.entry for item in batch if item.entry is not None]
-        if embedder is not None:
-            self._embed_entries(embedder, entries, yielding=True)
-        with self.lock(base):
-            # A file indexed or dropped on its own since it was read (a note, an upload): that is newer.
-            fresh = [item for item in batch if self._version(base, item.candidate.key) == item.version]
-            store.write([item.entry for item in fresh if item.entry is not None])
+        if embedder is not None and embed:
+            self._embed_entries(store, embedder, entries, embedded, yielding=True)
+        while True:
+            with self.lock(base):
+                # A file indexed or dropped on its own since it was read (a note, an upload): that is newer.
+                fresh = [item for item in batch if self._version(base, item.candidate.key) == item.version]
+                written = [item.entry for item in fresh if item.entry is not None]
+                # Passages left for a copy to lend its vector, whose copy went meanwhile: embedded after all.
+                unbacked = store.unbacked(written) if embedder is not None else []
+                if not unbacked:
+                    store.write(written)
+                    break
+            _fill(embedder, written, unbacked)
         for item in fresh:
             if known.get(item.candidate.key) is None:
                 report.added += 1
             else:
                 report.changed += 1
-        passages = 0 if counted else sum(item.passages for item in batch)
+        passages = 0 if not embed else sum(item.passages for item in batch)
         job.indexed(passages, entries[-1].label if entries else "", files=len(batch))
         for item in batch:
             item.entry = None  # written: its text and vectors need not stay in memory
@@ -493,13 +503,20 @@ class Index:
         )
 
     def _embed_entries(
-        self, embedder: Embedder | None, entries: list[Entry], job: SyncJob | None = None, yielding: bool = False
+        self, store: BaseIndex, embedder: Embedder | None, entries: list[Entry], embedded: set[str],
+        job: SyncJob | None = None, yielding: bool = False,
     ) -> None:
-        """Vectors for every chunk of the entries, EMBED_BATCH texts per call to the embedder (for a
-        sync, `yielding`: SYNC_SLICE texts per call, each after the searches under way)."""
+        """Vectors for the chunks of the entries, EMBED_BATCH texts per call to the embedder (for a sync,
+        `yielding`: SYNC_SLICE texts per call, each after the searches under way). A passage the base holds
+        already with its vector, or one of `embedded` (this sync's, which this adds to), is not embedded
+        again (store.to_embed): its row is NaN, and it is written as a copy of the first."""
         if embedder is None:
             return
-        texts = [embedding_text(e.title, c) for e in entries for c in e.chunks]
+        import numpy as np
+
+        need = store.to_embed(entries, embedded)
+        texts = [embedding_text(e.title, c) for e, flags in zip(entries, need, strict=True)
+                 for c, flag in zip(e.chunks, flags, strict=True) if flag]
         step = SYNC_SLICE if yielding and self.yield_to_searches else EMBED_BATCH
         parts = []
         for i in range(0, len(texts), step):
@@ -508,13 +525,15 @@ class Index:
             parts.append(_embed(embedder, texts[i : i + step]))
             if job is not None:
                 job.indexed(len(parts[-1]), entries[-1].label)
-        import numpy as np
-
         vectors = np.vstack(parts) if parts else np.zeros((0, embedder.dimensions), dtype=np.float32)
         at = 0
-        for e in entries:
-            e.vectors = vectors[at : at + len(e.chunks)]
-            at += len(e.chunks)
+        for e, flags in zip(entries, need, strict=True):
+            rows = np.full((len(e.chunks), embedder.dimensions), np.nan, dtype=np.float32)
+            for i, flag in enumerate(flags):
+                if flag:
+                    rows[i] = vectors[at]
+                    at += 1
+            e.vectors = rows
 
     def _parse(self, base: KnowledgeBase, c: Candidate, data: bytes) -> ParsedDocument | None:
         if c.relpath is not None:
@@ -557,14 +576,17 @@ def _embed(embedder: Embedder, texts: list[str]):
     return np.asarray(embedder.embed_passages(texts), dtype=np.float32)
 
 
-def _walk(root: Path) -> list[Path]:
-    """Files under root, sorted; hidden names and links skipped (a link could lead out of the folder)."""
-    if not root.is_dir():
-        return []
-    found = []
-    for file in sorted(root.rglob("*")):
-        rel = file.relative_to(root).parts
-        if any(p.startswith(".") for p in rel) or file.is_symlink() or not file.is_file():
-            continue
-        found.append(file)
-    return found
+def _fill(embedder: Embedder | None, entries: list[Entry], where: list[tuple[int, int]]) -> None:
+    """Embed the chunks at (entry, chunk) positions into their entries' rows (left NaN by to_embed)."""
+    if embedder is None:
+        return
+    vectors = _embed(embedder, [embedding_text(entries[i].title, entries[i].chunks[j]) for i, j in where])
+    for (i, j), vector in zip(where, vectors, strict=True):
+        vectors_of = entries[i].vectors
+        if vectors_of is not None:
+            vectors_of[j] = vector
+
+
+def _walk(root: Path, rule: Rule | None = None) -> list[Path]:
+    """Files under root, sorted; hidden names and links skipped; for a source folder, what its rule keeps."""
+    return walk(root, rule)

@@ -12,9 +12,11 @@ the sidecar after its commit. When the sidecar is not in step, the exact vec0 sc
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import threading
+import unicodedata
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -62,6 +64,52 @@ CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
+# Kinds whose identical passages are indexed once. Not memory: each fact is a dated statement of its own
+# (a fact said again after another one is a second fact, and its status is what the reranker reads).
+MERGED_KINDS = frozenset({"docs", "notes", "saved"})
+
+
+def fingerprint(kind: str, text: str) -> str | None:
+    """What makes two passages the same (its kind and its text, NFKC with runs of spaces as one), or None
+    when passages of this kind are never merged."""
+    if kind not in MERGED_KINDS:
+        return None
+    norm = " ".join(unicodedata.normalize("NFKC", text).split())
+    return hashlib.blake2b(f"{kind}\0{norm}".encode(), digest_size=16).hexdigest() if norm else None
+
+
+def _add_passage_copies(conn) -> None:
+    """Schema step: identical passages indexed once. chunks.fingerprint (fingerprint() above; NULL: never
+    merged) and chunks.copy_of (NULL: the copy that is searched and answered; else the chunk answered
+    for it; a copy has no row in chunks_fts or chunks_vec). Chunks of an index.db made before get their
+    fingerprints here; copies among them leave the search tables (the sidecars see new generations)."""
+    if "copy_of" in {r[1] for r in conn.execute("PRAGMA table_info(chunks)")}:
+        return
+    conn.execute("ALTER TABLE chunks ADD COLUMN fingerprint TEXT")
+    conn.execute("ALTER TABLE chunks ADD COLUMN copy_of INTEGER")
+    conn.execute("CREATE INDEX IF NOT EXISTS chunks_fingerprint ON chunks(fingerprint) WHERE fingerprint IS NOT NULL")
+    conn.execute("CREATE INDEX IF NOT EXISTS chunks_copies ON chunks(copy_of) WHERE copy_of IS NOT NULL")
+    has_vec = conn.execute("SELECT 1 FROM sqlite_master WHERE name='chunks_vec'").fetchone() is not None
+    first: dict[str, int] = {}
+    moved = False
+    rows = conn.execute("SELECT c.id, d.kind, c.text FROM chunks c JOIN documents d ON d.id = c.doc_id ORDER BY c.id")
+    for cid, kind, text in rows.fetchall():
+        fp = fingerprint(kind, text)
+        if fp is None:
+            continue
+        answered = first.setdefault(fp, cid)
+        copy_of = None if answered == cid else answered
+        conn.execute("UPDATE chunks SET fingerprint=?, copy_of=? WHERE id=?", (fp, copy_of, cid))
+        if copy_of is not None:
+            conn.execute("DELETE FROM chunks_fts WHERE rowid=?", (cid,))
+            if has_vec:
+                conn.execute("DELETE FROM chunks_vec WHERE rowid=?", (cid,))
+            moved = True
+    if moved:
+        conn.execute(
+            "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key IN ('vectors_generation', 'keywords_generation')"
+        )
+
 
 @dataclass
 class StoredDocument:
@@ -91,6 +139,7 @@ class Row:
     line: int | None
     page: int | None
     attrs: dict[str, Any] = field(default_factory=dict)
+    also_in: int = 0  # how many other documents hold the same passage (indexed once, answered here)
 
     @property
     def where(self) -> str:
@@ -151,11 +200,12 @@ class BaseIndex:
             conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('index_id', ?)", (uuid.uuid4().hex,))
             conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('vectors_generation', '0')")
             conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('keywords_generation', '0')")
+            _add_passage_copies(conn)
         self._vectors: VectorSidecar | None = None
         self._vectors_guard = threading.Lock()
         self.keywords = KeywordSidecar(
             self.path.with_name(f"{self.path.stem}.keywords.tantivy"), self.meta("index_id") or "",
-            self._keyword_snapshot, lambda: self.count()[1],
+            self._keyword_snapshot, self._answered_count,
         )
 
     def close(self) -> None:
@@ -175,7 +225,8 @@ class BaseIndex:
         try:
             generation = int(conn.execute("SELECT value FROM meta WHERE key='keywords_generation'").fetchone()[0])
             rows = conn.execute(
-                "SELECT c.id, d.title, c.headings, c.text FROM chunks c JOIN documents d ON d.id = c.doc_id"
+                "SELECT c.id, d.title, c.headings, c.text FROM chunks c JOIN documents d ON d.id = c.doc_id "
+                "WHERE c.copy_of IS NULL"
             ).fetchall()
         finally:
             conn.execute("COMMIT")
@@ -308,13 +359,18 @@ class BaseIndex:
     def hashes(self) -> dict[str, str]:
         return {r["key"]: r["hash"] for r in self.db.query("SELECT key, hash FROM documents")}
 
+    def _answered_count(self) -> int:
+        """Chunks that are searched (copies of a passage are not)."""
+        return int(self.db.scalar("SELECT count(*) FROM chunks WHERE copy_of IS NULL"))
+
     def count(self) -> tuple[int, int]:
         docs = int(self.db.scalar("SELECT count(*) FROM documents"))
         chunks = int(self.db.scalar("SELECT count(*) FROM chunks"))
         return docs, chunks
 
     def write(self, entries: Iterable[Entry]) -> None:
-        """Replace the documents' chunks, all in one transaction."""
+        """Replace the documents' chunks, all in one transaction. A passage the base holds already (the same
+        fingerprint) is kept as a copy of it: not searched, counted in the first one's `also_in`."""
         dims = self.dimensions
         changes: dict[int, np.ndarray | None] = {}  # chunk id → its vector now (None: gone)
         texts: dict[int, Text | None] = {}  # chunk id → its words now (None: gone)
@@ -328,22 +384,87 @@ class BaseIndex:
                 )
                 doc_id = cur.lastrowid
                 for i, chunk in enumerate(e.chunks):
+                    fp = fingerprint(e.kind, chunk.text)
+                    first = None if fp is None else conn.execute(
+                        "SELECT id FROM chunks WHERE fingerprint=? AND copy_of IS NULL", (fp,)
+                    ).fetchone()
                     cur = conn.execute(
-                        "INSERT INTO chunks(doc_id, ord, text, headings, line, page) VALUES (?,?,?,?,?,?)",
-                        (doc_id, i, chunk.text, json.dumps(chunk.headings, ensure_ascii=False), chunk.line, chunk.page),
+                        "INSERT INTO chunks(doc_id, ord, text, headings, line, page, fingerprint, copy_of) "
+                        "VALUES (?,?,?,?,?,?,?,?)",
+                        (doc_id, i, chunk.text, json.dumps(chunk.headings, ensure_ascii=False), chunk.line, chunk.page,
+                         fp, first[0] if first else None),
                     )
                     rowid = cur.lastrowid
+                    vector = None if e.vectors is None or not dims else np.asarray(e.vectors[i], dtype=np.float32)
+                    if vector is not None and np.isnan(vector).any():
+                        vector = None  # not embedded: a copy of a passage held with its vector (to_embed)
+                    if first is not None:
+                        if vector is not None:  # the first copy may lack one (its embedding changed)
+                            self._lend_vector(conn, first[0], vector, changes)
+                        continue
                     conn.execute(
                         "INSERT INTO chunks_fts(rowid, title, headings, text) VALUES (?,?,?,?)",
                         (rowid, e.title, " ".join(chunk.headings), chunk.text),
                     )
                     texts[rowid] = (e.title, " ".join(chunk.headings), chunk.text)
-                    if e.vectors is not None and dims:
-                        vector = np.asarray(e.vectors[i], dtype=np.float32)
+                    if vector is not None:
                         conn.execute("INSERT INTO chunks_vec(rowid, embedding) VALUES (?,?)", (rowid, vector.tobytes()))
                         changes[rowid] = vector
             publish = self._changed(conn, changes, texts)
         publish()
+
+    def to_embed(self, entries: list[Entry], embedded: set[str]) -> list[list[bool]]:
+        """Which chunks of these entries (about to be written, in order) need a vector. Not a passage the
+        base holds with its vector in a document these entries do not replace (written as its copy; the
+        vector stays with the passage when its first copy goes), nor one of `embedded`: the fingerprints
+        of passages embedded earlier in the same sync, which this adds to."""
+        replaced = {e.key for e in entries}
+        has_vec = bool(self.dimensions)
+        out = []
+        for e in entries:
+            flags = []
+            for chunk in e.chunks:
+                fp = fingerprint(e.kind, chunk.text)
+                if fp is None:
+                    flags.append(True)
+                    continue
+                need = fp not in embedded and not (has_vec and self._held_with_vector(fp, replaced))
+                embedded.add(fp)
+                flags.append(need)
+            out.append(flags)
+        return out
+
+    def unbacked(self, entries: list[Entry]) -> list[tuple[int, int]]:
+        """(entry, chunk) positions of rows to_embed left NaN whose passage has, by now, no copy with a vector
+        to lend them (one earlier in these entries, or one the base holds in a document they do not replace).
+        Empty but after a race: the copy counted on was removed, or not written, since to_embed."""
+        replaced = {e.key for e in entries}
+        seen: set[str] = set()
+        out = []
+        for i, e in enumerate(entries):
+            if e.vectors is None:
+                continue
+            for j, chunk in enumerate(e.chunks):
+                fp = fingerprint(e.kind, chunk.text)
+                if fp is None:
+                    continue
+                if np.isnan(e.vectors[j]).any() and fp not in seen and not self._held_with_vector(fp, replaced):
+                    out.append((i, j))
+                seen.add(fp)
+        return out
+
+    def _held_with_vector(self, fp: str, replaced: set[str]) -> bool:
+        first = self.db.one(
+            "SELECT 1 FROM chunks c WHERE c.fingerprint=? AND c.copy_of IS NULL "
+            "AND EXISTS (SELECT 1 FROM chunks_vec v WHERE v.rowid = c.id)", (fp,)
+        )
+        if first is None:
+            return False
+        keys = self.db.query(
+            "SELECT d.key FROM chunks c JOIN documents d ON d.id = c.doc_id WHERE c.fingerprint=? LIMIT ?",
+            (fp, len(replaced) + 1),
+        )
+        return any(r[0] not in replaced for r in keys)
 
     def remove(self, keys: Iterable[str]) -> int:
         removed = 0
@@ -360,17 +481,54 @@ class BaseIndex:
         row = conn.execute("SELECT id FROM documents WHERE key=?", (key,)).fetchone()
         if row is None:
             return 0
-        ids = [r[0] for r in conn.execute("SELECT id FROM chunks WHERE doc_id=?", (row["id"],))]
+        doc_id = row["id"]
+        chunks = conn.execute("SELECT id, fingerprint, copy_of FROM chunks WHERE doc_id=?", (doc_id,)).fetchall()
         has_vec = self.dimensions is not None
-        for cid in ids:
+        for cid, fp, copy_of in chunks:
+            if copy_of is not None:
+                continue  # a copy is in no search table
+            heir = None if fp is None else conn.execute(
+                "SELECT id FROM chunks WHERE copy_of=? AND doc_id != ? ORDER BY id LIMIT 1", (cid, doc_id)
+            ).fetchone()
+            vector = None
+            if heir is not None and has_vec:
+                found = conn.execute("SELECT embedding FROM chunks_vec WHERE rowid=?", (cid,)).fetchone()
+                vector = found[0] if found else None
             conn.execute("DELETE FROM chunks_fts WHERE rowid=?", (cid,))
             texts[cid] = None
             if has_vec:
                 conn.execute("DELETE FROM chunks_vec WHERE rowid=?", (cid,))
                 changes[cid] = None
-        conn.execute("DELETE FROM chunks WHERE doc_id=?", (row["id"],))
-        conn.execute("DELETE FROM documents WHERE id=?", (row["id"],))
+            if heir is not None:
+                self._promote(conn, cid, heir[0], doc_id, vector, changes, texts)
+        conn.execute("DELETE FROM chunks WHERE doc_id=?", (doc_id,))
+        conn.execute("DELETE FROM documents WHERE id=?", (doc_id,))
         return 1
+
+    def _promote(self, conn, cid: int, hid: int, doc_id: int, vector: bytes | None,
+                 changes: dict[int, np.ndarray | None], texts: dict[int, Text | None]) -> None:
+        """The first copy of a passage (cid) goes with its document: the next copy in another document (hid)
+        is answered instead, searched by its own words and the vector of the same text."""
+        heir = conn.execute(
+            "SELECT c.text, c.headings, d.title FROM chunks c JOIN documents d ON d.id = c.doc_id WHERE c.id=?", (hid,)
+        ).fetchone()
+        conn.execute("UPDATE chunks SET copy_of=NULL WHERE id=?", (hid,))
+        conn.execute("UPDATE chunks SET copy_of=? WHERE copy_of=? AND doc_id != ?", (hid, cid, doc_id))
+        headings = " ".join(json.loads(heir["headings"]))
+        conn.execute(
+            "INSERT INTO chunks_fts(rowid, title, headings, text) VALUES (?,?,?,?)", (hid, heir["title"], headings, heir["text"])
+        )
+        texts[hid] = (heir["title"], headings, heir["text"])
+        if vector is not None:
+            conn.execute("INSERT INTO chunks_vec(rowid, embedding) VALUES (?,?)", (hid, vector))
+            changes[hid] = np.frombuffer(vector, dtype=np.float32).copy()
+
+    @staticmethod
+    def _lend_vector(conn, first: int, vector: np.ndarray, changes: dict[int, np.ndarray | None]) -> None:
+        """A first copy without a vector (its document not embedded again yet) takes its copy's: the same text."""
+        if conn.execute("SELECT 1 FROM chunks_vec WHERE rowid=?", (first,)).fetchone() is None:
+            conn.execute("INSERT INTO chunks_vec(rowid, embedding) VALUES (?,?)", (first, vector.tobytes()))
+            changes[first] = vector
 
     # -- search -------------------------------------------------------------------------------
     def keyword_ids(self, query: str, limit: int, exact: bool = False) -> list[int]:
@@ -421,7 +579,8 @@ class BaseIndex:
             return {}
         marks = ",".join("?" * len(chunk_ids))
         found = self.db.query(
-            "SELECT c.id, c.text, c.headings, c.line, c.page, d.key, d.kind, d.label, d.title, d.attrs "
+            "SELECT c.id, c.text, c.headings, c.line, c.page, d.key, d.kind, d.label, d.title, d.attrs, "
+            "(SELECT count(DISTINCT k.doc_id) FROM chunks k WHERE k.copy_of = c.id AND k.doc_id != c.doc_id) AS also_in "
             f"FROM chunks c JOIN documents d ON d.id = c.doc_id WHERE c.id IN ({marks})",
             tuple(chunk_ids),
         )
@@ -429,6 +588,7 @@ class BaseIndex:
             r["id"]: Row(
                 chunk_id=r["id"], key=r["key"], kind=r["kind"], label=r["label"], title=r["title"], text=r["text"],
                 headings=json.loads(r["headings"]), line=r["line"], page=r["page"], attrs=json.loads(r["attrs"]),
+                also_in=r["also_in"],
             )
             for r in found
         }

@@ -3,7 +3,9 @@
 Each fact is a note of the memory: notes/memory/<id>.md while it holds, notes/memory/history/<id>.md
 once something said later replaced it. The front matter carries every field; the body repeats the
 sentence so the file reads well on its own. `said_at` is the fact's first saying; `said_again` (a list
-of dates, left out when empty, so notes written before it read the same) its later ones.
+of dates, left out when empty, so notes written before it read the same) its later ones. `corrected`
+(likewise left out when empty) keeps what each Edit changed: the earlier wording (`from`), date or
+source, and the day of the correction (`on`).
 """
 
 from __future__ import annotations
@@ -30,7 +32,34 @@ MAX_SOURCE = 500
 # libyaml when present: a memory's facts are all read on each change, and pure-Python YAML is slow.
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-FIELDS = ("id", "subject", "attribute", "fact", "source", "said_at", "said_again", "kept_at", "until", "replaced_by", "edited_at")
+FIELDS = ("id", "subject", "attribute", "fact", "source", "said_at", "said_again", "kept_at", "until", "replaced_by", "edited_at",
+          "corrected")
+
+
+@dataclass(frozen=True)
+class Correction:
+    """What one Edit changed: the values before it (None: that one was not changed), and its day."""
+
+    on: str  # YYYY-MM-DD
+    fact: str | None = None  # the earlier wording ("from")
+    said_at: str | None = None
+    source: str | None = None
+
+    def to_dict(self) -> dict[str, str]:
+        data = {"from": self.fact, "said_at": self.said_at, "source": self.source, "on": self.on}
+        return {k: v for k, v in data.items() if v is not None}
+
+    @classmethod
+    def read(cls, value: Any) -> Correction | None:
+        """From front matter (maybe edited by hand): None when it is not one."""
+        if not isinstance(value, dict) or not value.get("on"):
+            return None
+        try:
+            on = normalize_said_at(_str(value["on"]))[:10]
+            said_at = normalize_said_at(_str(value["said_at"])) if value.get("said_at") else None
+        except Invalid:
+            return None
+        return cls(on=on, fact=_str(value.get("from")), said_at=said_at, source=_str(value.get("source")))
 
 
 @dataclass(frozen=True)
@@ -46,6 +75,7 @@ class Fact:
     replaced_by: str | None = None
     edited_at: str | None = None
     said_again: tuple[str, ...] = ()  # its later sayings, in order (none in memories written before them)
+    corrected: tuple[Correction, ...] = ()  # what Edit changed, oldest first (none in memories written before)
     status: str = field(default="current", compare=False)  # current | history: where the file is
 
     @property
@@ -59,6 +89,8 @@ class Fact:
         data = {k: v for k, v in asdict(self).items() if v is not None and v != ()}
         if self.said_again:
             data["said_again"] = list(self.said_again)
+        if self.corrected:
+            data["corrected"] = [c.to_dict() for c in self.corrected]
         return data
 
 
@@ -161,6 +193,8 @@ def render(fact: Fact) -> str:
     meta = {k: getattr(fact, k) for k in FIELDS if getattr(fact, k) not in (None, ())}
     if fact.said_again:
         meta["said_again"] = list(fact.said_again)
+    if fact.corrected:
+        meta["corrected"] = [c.to_dict() for c in fact.corrected]
     meta["status"] = fact.status
     head = yaml.dump(meta, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=1000)
     return f"---\n{head}---\n\n{fact.fact}\n"
@@ -206,6 +240,8 @@ def parse(text: str, file_id: str, status: str) -> Fact | None:
             said_again.append(normalize_said_at(_str(value)))
         except Invalid:
             continue  # a hand-written date we cannot read: the rest of the fact still is
+    listed = meta.get("corrected")
+    corrected = [c for c in (Correction.read(v) for v in (listed if isinstance(listed, list) else [])) if c]
     return Fact(
         id=fid,
         subject=subject,
@@ -218,5 +254,6 @@ def parse(text: str, file_id: str, status: str) -> Fact | None:
         replaced_by=_str(meta.get("replaced_by")),
         edited_at=_str(meta.get("edited_at")),
         said_again=tuple(said_again),
+        corrected=tuple(corrected),
         status=status,
     )

@@ -22,7 +22,7 @@ from ...locks import folder_lock
 from ...util import iso, new_id
 from ..bases import KnowledgeBase, KnowledgeBases
 from ..writer import Writer
-from .facts import ID_RE, MAX_FACT, Fact, FactIn, moment, normalize_said_at, one_line
+from .facts import ID_RE, MAX_FACT, Correction, Fact, FactIn, moment, normalize_said_at, one_line
 from .secrets import find_secret_in_fact
 from .store import JOURNAL, MemoryStore
 from .timeline import CONFIRMS, KNOWN, OLDER, REPLACES, held_on, key_of, norm_name, place, settle
@@ -328,7 +328,9 @@ class Memory:
             current = self._find(list(before.values()), base, fact_id)
             if all(getattr(current, k) == v for k, v in changes.items()):
                 return current
-            edited = current.with_(**changes, edited_at=iso())
+            stamp = iso()
+            record = correction(current, changes, stamp)
+            edited = current.with_(**changes, edited_at=stamp, corrected=(*current.corrected, record))
             old = timelines[key_of(current)]
             # The edited fact may now be the same fact as one beside it: then they are one fact (one note).
             timeline, where = settle([edited if f.id == fact_id else f for f in old])
@@ -373,6 +375,17 @@ class Memory:
         if joined:  # the facts on either side of it were the same fact: one fact again
             answer["rejoined"] = fact_dict(next(f for f in remaining if f.id in joined))
         return answer
+
+
+def correction(fact: Fact, changes: dict[str, Any], stamp: str) -> Correction:
+    """What an Edit of `fact` keeps: the values it changed, as they were. An earlier wording that looks
+    like a secret is not kept (the correction may be what took it out)."""
+    before = {k: getattr(fact, k) for k, v in changes.items() if getattr(fact, k) != v}
+    if "fact" in before and find_secret_in_fact("", "", before["fact"], ""):
+        del before["fact"]
+    if "source" in before and find_secret_in_fact("", "", "", before["source"]):
+        del before["source"]
+    return Correction(on=stamp[:10], **before)
 
 
 def fact_dict(fact: Fact) -> dict[str, Any]:

@@ -12,7 +12,8 @@ Acme again since 03-20).
 Each fact is one note: its first saying is `said_at` (with `kept_at`, which breaks ties), its later
 sayings `said_again`. `settle` flattens a key's notes back into statements, adds the new ones, and
 builds the notes again; a note keeps its id as long as its first saying (or, for a fact moved earlier
-by an older restatement, any saying of it) is in the fact.
+by an older restatement, any saying of it) is in the fact. What Edit corrected (`corrected`) goes with
+the sayings: a fact made of several notes keeps the corrections of each.
 """
 
 from __future__ import annotations
@@ -105,6 +106,8 @@ def settle(
         # The later part of a fact split by one said in between has no first saying: a note of its own.
         fields: dict[str, Any] = {"id": chosen.id if chosen else make_id(), "said_at": head.stamp, "said_again": tuple(again),
                   "kept_at": head.note.kept_at}
+        notes = {s.note.id: s.note for s in run}.values()
+        fields["corrected"] = tuple(sorted(dict.fromkeys(c for n in notes for c in n.corrected), key=lambda c: c.on))
         # Equal first sayings are told apart by kept_at: keep that order the timeline's.
         if built:
             prev = built[-1][2]
