@@ -125,11 +125,6 @@ class KeywordSidecar:
             return None
         found = self._answer(words, limit, generation)
         if found is None and not (self.ready and self.generation == generation):
-            try:
-                if self.count() <= self.use_from:
-                    return None  # FTS5 answers a small base in a few ms: nothing to build or keep
-            except Exception:
-                return None
             self.ensure(generation)
             found = self._answer(words, limit, generation)
         return found
@@ -225,7 +220,16 @@ class KeywordSidecar:
 
     # -- loading and rebuilding -----------------------------------------------------------------
     def ensure(self, generation: int) -> None:
+        """In step with index.db's `generation`: loaded if saved so, else rebuilt (in the background
+        past SYNC_BUILD passages). Not for a base of at most `use_from` passages: FTS5 answers it in a
+        few ms, and nothing is built or kept."""
         if self.use_from is None:
+            return
+        try:
+            small = self.count() <= self.use_from
+        except Exception:
+            small = True
+        if small and not self.ready:
             return
         with self._lock:
             if self._closed or self._building is not None:
