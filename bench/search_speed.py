@@ -47,6 +47,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -186,16 +187,14 @@ def disk_mb(folder: Path, pattern: str) -> float:
 
 
 @contextmanager
-def served(core: Astralyx) -> Iterator[str]:
-    """The real app on 127.0.0.1 (uvicorn in a thread of this process); yields its base URL."""
+def served(app: Any) -> Iterator[str]:
+    """An ASGI app on 127.0.0.1 (uvicorn in a thread of this process); yields its base URL."""
     import uvicorn
-
-    from astralyx.server import create_app
 
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(core), host="127.0.0.1", port=port, log_level="warning"))
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     while not server.started:
@@ -207,10 +206,26 @@ def served(core: Astralyx) -> Iterator[str]:
         thread.join(10)
 
 
+def transport_floor(answer: bytes) -> Any:
+    """An ASGI app that reads the request and sends `answer`: what HTTP costs here without our app."""
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        while (await receive()).get("more_body"):
+            pass
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
+        await send({"type": "http.response.body", "body": answer})
+
+    return app
+
+
 def measure(
     core: Astralyx, base: Baseline, queries: list[str], embedder: Embedder, exact_queries: int
 ) -> dict[str, list[float]]:
     import httpx
+
+    from astralyx.server import create_app
 
     actor = Actor.local_owner("default")
     core.index.embedder_for = lambda b: embedder
@@ -245,10 +260,14 @@ def measure(
         "exact": exact,
         "plain SQL": lambda q: base.search(q, embedder),
         "HTTP": http,
+        "HTTP floor": lambda q: floor.post("/", json={"query": q}),
     }
     slow = {"exact", "plain SQL"}  # on the first `exact_queries` claims only
     times: dict[str, list[float]] = {name: [] for name in sides}
-    with served(core) as address, httpx.Client(base_url=address, headers={"Authorization": f"Bearer {TOKEN}"}) as client:
+    answer = json.dumps(core.search.search(actor, "speed", queries[0])).encode()  # a typical answer's size
+    with served(create_app(core)) as address, served(transport_floor(answer)) as bare, \
+            httpx.Client(base_url=address, headers={"Authorization": f"Bearer {TOKEN}"}) as client, \
+            httpx.Client(base_url=bare) as floor:
         for q in queries[:5]:  # warm all (pages in the OS cache, statements prepared)
             for name, run in sides.items():
                 if name not in slow or exact_queries >= len(queries):
@@ -439,16 +458,19 @@ def main() -> None:
         "there); ours, FTS5 keywords = the same with the keyword sidecar off; exact = the same base with "
         "`core.index.exact = True` (index.db alone: FTS5 and the vec0 scan, the path before the sidecars); plain "
         "SQL = FTS5 `ORDER BY rank` + vec0 + RRF written straight; HTTP = ours through the search route of the "
-        "real app (uvicorn on 127.0.0.1 in this process, a keep-alive httpx client).",
+        "real app (uvicorn on 127.0.0.1 in this process, a keep-alive httpx client); HTTP floor = the same server "
+        "and client with an app that only reads the request and sends an answer of the same size (what HTTP costs "
+        "here whatever the app); our route's own share = HTTP − floor − ours.",
         "",
-        "| passages | ours p50 / p95 | ours, FTS5 keywords | exact | plain SQL | HTTP (ours) | HTTP − ours, p50 "
-        "| recall@10 (vectors) | keywords: top 10 as FTS5's | passages as exact |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| passages | ours p50 / p95 | ours, FTS5 keywords | exact | plain SQL | HTTP (ours) | HTTP floor "
+        "| route's own share, p50 | recall@10 (vectors) | keywords: top 10 as FTS5's | passages as exact |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         cell = {k: f"{pct(v, 50):.1f} / {pct(v, 95):.1f} ms" for k, v in r["t"].items()}
         lines.append(f"| {r['n']:,} | {cell['ours']} | {cell['ours, FTS5 keywords']} | {cell['exact']} | "
-                     f"{cell['plain SQL']} | {cell['HTTP']} | {pct(r['t']['HTTP'], 50) - pct(r['t']['ours'], 50):.1f} ms | "
+                     f"{cell['plain SQL']} | {cell['HTTP']} | {cell['HTTP floor']} | "
+                     f"{pct(r['t']['HTTP'], 50) - pct(r['t']['HTTP floor'], 50) - pct(r['t']['ours'], 50):.1f} ms | "
                      f"{r['recall']:.3f} | {r['words']:.3f} | {r['same']:.3f} |")
     names = list(rows[0]["alone"]) if rows else []
     lines += ["", "Each ranking alone (50 candidates), p50 / p95:", "",
