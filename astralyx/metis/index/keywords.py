@@ -113,6 +113,7 @@ class KeywordSidecar:
         self.builds = 0
         self.answered = 0
         self.use_from = USE_FROM
+        self._small_at: tuple[int, int] | None = None  # (generation, use_from) when last counted small
 
     @property
     def ready(self) -> bool:
@@ -224,13 +225,14 @@ class KeywordSidecar:
         """In step with index.db's `generation`: loaded if saved so, else rebuilt (in the background
         past SYNC_BUILD passages). Not for a base of at most `use_from` passages: FTS5 answers it in a
         few ms, and nothing is built or kept."""
-        if self.use_from is None:
-            return
+        if self.use_from is None or (self._small_at == (generation, self.use_from) and not self.ready):
+            return  # counted small at this generation: no need to count again
         try:
             small = self.count() <= self.use_from
         except Exception:
             small = True
         if small and not self.ready:
+            self._small_at = (generation, self.use_from)
             return
         with self._lock:
             if self._closed or self._building is not None:
