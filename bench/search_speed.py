@@ -488,7 +488,7 @@ def main() -> None:
         d = r["disk"]
         rebuilt = "–" if r["rebuild_v"] != r["rebuild_v"] else f"{r['rebuild_v']:.0f} s"  # nan: not timed
         rebuilt += " / " + ("–" if r["rebuild_k"] != r["rebuild_k"] else f"{r['rebuild_k']:.0f} s")
-        lines.append(f"| {r['n']:,} | {r['sync']:.0f} s | {r['after']:.0f} s | {rebuilt} |"
+        lines.append(f"| {r['n']:,} | {r['sync']:.0f} s | {r['after']:.0f} s | {rebuilt} | "
                      f"{r['load']:.2f} s | {r['base']:.0f} s | +{r['rss']:.0f} MB | "
                      f"{d['index.db']:.0f} / {d['vectors']:.0f} / {d['keywords']:.0f} MB |")
     text = "\n".join(lines)
