@@ -5,13 +5,19 @@ each is one chunk, synced from files in a source folder by `core.documents.sync`
 are timed interleaved (so the machine's load hits all alike), each the whole `core.search.search`
 (permission, keyword + vector rankings, RRF, passages within the budget) unless said otherwise:
 
-- ours: vectors answered by the HNSW sidecar (index.vectors.usearch), keywords by the tantivy
-  sidecar (index.keywords.tantivy, used from 20k passages; FTS5 `bm25()` below);
+- ours: the default: vectors answered by the HNSW sidecar (index.vectors.usearch), keywords by
+  the tantivy sidecar (index.keywords.tantivy, used from 10k passages; FTS5 `bm25()` below);
+- ours, FTS5 keywords: the same with the keyword sidecar off (`keywords_from = None`);
 - exact: the same base with `core.index.exact = True`: index.db alone, FTS5 and the vec0 scan
   of every vector, what every search did before the sidecars;
 - plain SQL: the same passages in an FTS5 and a vec0 table, two plain queries (`ORDER BY rank`)
   and RRF in a few lines — the floor of the old design;
-- HTTP: ours through `POST /v1/metis/knowledge-bases/{name}/search` of the app in process.
+- HTTP: ours through `POST /v1/metis/knowledge-bases/{name}/search` of the real app served by
+  uvicorn on 127.0.0.1 (a thread of this process), one keep-alive httpx client.
+
+At 1M passages the exact path costs seconds a search: `--exact-queries N` times the exact and
+plain SQL sides (and measures recall) on the first N claims only; `--no-rebuild` skips timing a
+rebuild of the sidecars from index.db.
 
 The query's embedding is excluded: vectors come from a cheap deterministic embedder that places
 each text near one of 1,000 centres in a 48-dimensional subspace of 384 dimensions (clustered
@@ -21,6 +27,8 @@ also timed alone (50 candidates): FTS5 `ORDER BY rank` (before), FTS5 `ORDER BY 
 vec0 against HNSW.
 
     flock /tmp/astralyx-bench.lock .venv/bin/python bench/search_speed.py [--sizes 10000 100000] [--queries 200] [--write]
+    flock /tmp/astralyx-bench.lock .venv/bin/python bench/search_speed.py --sizes 1000000 --queries 200 \
+        --exact-queries 20 --no-rebuild --write
 """
 
 from __future__ import annotations
@@ -31,10 +39,15 @@ import json
 import os
 import random
 import re
+import socket
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -151,7 +164,6 @@ def ours(tmp: Path, texts: list[str], embedder: Embedder, name: str) -> tuple[As
     spec = {"sources": [{"folder": str(src)}], "embedding": {"deployment": "e5-small"}}
     core.bases.create(actor, parse_request({"metadata": {"name": "speed"}, "spec": spec}))
     core.index.embedder_for = lambda base: embedder
-    core.index.keywords_from = 20_000  # the keyword sidecar is off by default: measured here
     start = time.perf_counter()
     report = core.documents.sync(actor, "speed")
     seconds = time.perf_counter() - start
@@ -174,14 +186,49 @@ def disk_mb(folder: Path, pattern: str) -> float:
     return sum(f.stat().st_size for f in folder.glob(pattern)) / 1e6
 
 
-def measure(core: Astralyx, base: Baseline, queries: list[str], embedder: Embedder) -> dict[str, list[float]]:
-    from starlette.testclient import TestClient
+@contextmanager
+def served(app: Any) -> Iterator[str]:
+    """An ASGI app on 127.0.0.1 (uvicorn in a thread of this process); yields its base URL."""
+    import uvicorn
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+
+
+def transport_floor(answer: bytes) -> Any:
+    """An ASGI app that reads the request and sends `answer`: what HTTP costs here without our app."""
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        while (await receive()).get("more_body"):
+            pass
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
+        await send({"type": "http.response.body", "body": answer})
+
+    return app
+
+
+def measure(
+    core: Astralyx, base: Baseline, queries: list[str], embedder: Embedder, exact_queries: int
+) -> dict[str, list[float]]:
+    import httpx
 
     from astralyx.server import create_app
 
     actor = Actor.local_owner("default")
     core.index.embedder_for = lambda b: embedder
-    client = TestClient(create_app(core), headers={"Authorization": f"Bearer {TOKEN}"})
     url = "/v1/metis/knowledge-bases/speed/search"
 
     def exact(q: str) -> None:
@@ -204,23 +251,34 @@ def measure(core: Astralyx, base: Baseline, queries: list[str], embedder: Embedd
         r = client.post(url, json={"query": q})
         assert r.status_code == 200, r.text
 
+    def ours_default(q: str) -> None:
+        core.search.search(actor, "speed", q)
+
     sides = {
-        "ours": lambda q: core.search.search(actor, "speed", q),
+        "ours": ours_default,
         "ours, FTS5 keywords": fts5_keywords,
         "exact": exact,
         "plain SQL": lambda q: base.search(q, embedder),
         "HTTP": http,
+        "HTTP floor": lambda q: floor.post("/", json={"query": q}),
     }
+    slow = {"exact", "plain SQL"}  # on the first `exact_queries` claims only
     times: dict[str, list[float]] = {name: [] for name in sides}
-    for q in queries[:5]:  # warm all (pages in the OS cache, statements prepared)
-        for run in sides.values():
-            run(q)
-    for q in queries:  # interleaved: load on the machine hits all alike
-        for name, run in sides.items():
-            t = time.perf_counter()
-            run(q)
-            times[name].append(time.perf_counter() - t)
-    client.close()
+    answer = json.dumps(core.search.search(actor, "speed", queries[0])).encode()  # a typical answer's size
+    with served(create_app(core)) as address, served(transport_floor(answer)) as bare, \
+            httpx.Client(base_url=address, headers={"Authorization": f"Bearer {TOKEN}"}) as client, \
+            httpx.Client(base_url=bare) as floor:
+        for q in queries[:5]:  # warm all (pages in the OS cache, statements prepared)
+            for name, run in sides.items():
+                if name not in slow or exact_queries >= len(queries):
+                    run(q)
+        for i, q in enumerate(queries):  # interleaved: load on the machine hits all alike
+            for name, run in sides.items():
+                if name in slow and i >= exact_queries:
+                    continue
+                t = time.perf_counter()
+                run(q)
+                times[name].append(time.perf_counter() - t)
     return times
 
 
@@ -273,8 +331,8 @@ def recall(core: Astralyx, queries: list[str], embedder: Embedder) -> tuple[floa
     return found / (10 * len(queries)), words / (10 * len(queries)), same / (8 * len(queries))
 
 
-def rankings(core: Astralyx, queries: list[str], embedder: Embedder) -> dict[str, list[float]]:
-    """Each ranking alone, 50 candidates, interleaved."""
+def rankings(core: Astralyx, queries: list[str], embedder: Embedder, exact_queries: int) -> dict[str, list[float]]:
+    """Each ranking alone, 50 candidates, interleaved (the exact ones on the first `exact_queries`)."""
     store = core.index.store(core.bases.get(Actor.local_owner("default"), "speed"))
     vectors = {q: embedder.embed_query(q) for q in queries}
     sides = {
@@ -286,8 +344,10 @@ def rankings(core: Astralyx, queries: list[str], embedder: Embedder) -> dict[str
         "HNSW": lambda q: store.vector_ids(vectors[q], 50),
     }
     times: dict[str, list[float]] = {name: [] for name in sides}
-    for q in queries:
+    for i, q in enumerate(queries):
         for name, run in sides.items():
+            if name in ("FTS5 rank", "FTS5 bm25()", "vec0") and i >= exact_queries:
+                continue
             t = time.perf_counter()
             run(q)
             times[name].append(time.perf_counter() - t)
@@ -305,7 +365,12 @@ def main() -> None:
     parser.add_argument("--model-passages", type=int, default=64, help="passages indexed with the real model")
     parser.add_argument("--indexing-only", action="store_true",
                         help="only a real sync against the default embedder alone (its own section)")
+    parser.add_argument("--exact-queries", type=int, default=None,
+                        help="time the exact path and plain SQL (and measure recall) on this many claims only")
+    parser.add_argument("--no-rebuild", action="store_true", help="do not time a rebuild of the sidecars")
     parser.add_argument("--write", action="store_true")
+    parser.add_argument("--title", default="Search speed: sidecars against the exact path (`bench/search_speed.py`)",
+                        help="the section of docs/benchmarks.md to write")
     args = parser.parse_args()
     os.environ["ASTRALYX_TOKEN"] = TOKEN
     if args.indexing_only:
@@ -313,6 +378,7 @@ def main() -> None:
 
     claims = [json.loads(line)["text"] for line in (args.data / "queries.jsonl").open()][: args.queries]
     fast = HashEmbedder()
+    exact_n = min(args.exact_queries or len(claims), len(claims))
     rows = []
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
@@ -325,31 +391,38 @@ def main() -> None:
             start = time.perf_counter()
             vectors = store.vectors_sidecar()
             assert vectors is not None and vectors.wait() and vectors.generation == store.generation
-            assert store.keywords.wait() and store.keywords.generation == store.keywords_generation
-            after_s = time.perf_counter() - start  # the keyword sidecar is built in the background after a first sync
+            words = core.index.keywords_from is not None and n > core.index.keywords_from  # the keyword sidecar in use
+            if words:  # built in the background when a search first finds the base past its size
+                store.keywords.search(["warm"], 1, store.keywords_generation)
+                assert store.keywords.wait() and store.keywords.generation == store.keywords_generation
+            after_s = time.perf_counter() - start
             vectors.save()
             rss1 = rss_mb()
             folder = base_record.folder
             disk = {"index.db": disk_mb(folder, "index.db*"), "vectors": disk_mb(folder, "index.vectors.*"),
                     "keywords": disk_mb(folder, "index.keywords.tantivy/*")}
             # rebuilt from index.db, as after a crash or a copy (in the background; timed here)
-            start = time.perf_counter()
-            vectors.generation = None
-            vectors.ensure(store.generation)
-            vectors.wait()
-            rebuild_v = time.perf_counter() - start
-            start = time.perf_counter()
-            store.keywords.generation = None
-            store.keywords.ensure(store.keywords_generation)
-            store.keywords.wait()
-            rebuild_k = time.perf_counter() - start
+            rebuild_v = rebuild_k = float("nan")
+            if not args.no_rebuild:
+                start = time.perf_counter()
+                vectors.generation = None
+                vectors.ensure(store.generation)
+                vectors.wait()
+                rebuild_v = time.perf_counter() - start
+                if words:
+                    start = time.perf_counter()
+                    store.keywords.generation = None
+                    store.keywords.ensure(store.keywords_generation)
+                    store.keywords.wait()
+                    rebuild_k = time.perf_counter() - start
             core.index.close(base_record)  # saves the rebuilt sidecar
             start = time.perf_counter()
             store = core.index.store(base_record)
             store.vectors_sidecar().ensure(store.generation)
-            store.keywords.ensure(store.keywords_generation)
+            if words:
+                store.keywords.ensure(store.keywords_generation)
             load_s = time.perf_counter() - start
-            assert store.vectors_sidecar().ready and store.keywords.ready
+            assert store.vectors_sidecar().ready and (store.keywords.ready or not words)
             base = Baseline(tmp / f"baseline-{n}.db")
             start = time.perf_counter()
             base.index(texts, fast)
@@ -357,9 +430,9 @@ def main() -> None:
             print(f"{n}: sync {sync_s:.1f} s (vectors sidecar in step) + {after_s:.1f} s (keyword sidecar), "
                   f"rebuild vectors {rebuild_v:.1f} s, keywords {rebuild_k:.1f} s, load {load_s:.2f} s, "
                   f"plain SQL index {base_s:.1f} s; RSS +{rss1 - rss0:.0f} MB; disk {disk}", flush=True)
-            t = measure(core, base, claims, fast)
-            alone = rankings(core, claims, fast)
-            r10, words, same = recall(core, claims, fast)
+            t = measure(core, base, claims, fast, exact_n)
+            alone = rankings(core, claims, fast, exact_n)
+            r10, words, same = recall(core, claims[:exact_n], fast)
             rows.append(dict(n=n, sync=sync_s, after=after_s, rebuild_v=rebuild_v, rebuild_k=rebuild_k, load=load_s,
                              base=base_s, rss=rss1 - rss0, disk=disk, t=t, alone=alone, recall=r10, words=words,
                              same=same))
@@ -371,26 +444,33 @@ def main() -> None:
             base.conn.close()
 
     load = os.getloadavg()[0]
+    command = (f"--sizes {' '.join(map(str, args.sizes))} --queries {args.queries}"
+               + (f" --exact-queries {exact_n}" if exact_n < len(claims) else "")
+               + (" --no-rebuild" if args.no_rebuild else ""))
     lines = [
-        f"`flock /tmp/astralyx-bench.lock .venv/bin/python bench/search_speed.py --sizes {' '.join(map(str, args.sizes))} "
-        f"--queries {args.queries} --write` ({time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores shared with other "
-        f"work, load average {load:.1f} at the end). {args.queries} SciFact claims; the query's embedding excluded "
-        f"(clustered {DIMS}-dimension vectors from a hash, see the bench's docstring); searches of the four kinds "
-        "interleaved. ours = `core.search.search` with the sidecars (HNSW for vectors; tantivy for keywords "
-        "from 20k passages, FTS5 `bm25()` below: `core.index.keywords_from = 20_000`); ours, FTS5 keywords = the "
-        "default (the keyword sidecar off, HNSW for vectors); exact = the same base with "
-        "`core.index.exact = True` (index.db alone: "
-        "FTS5 and the vec0 scan, the path before the sidecars); plain SQL = FTS5 `ORDER BY rank` + vec0 + RRF "
-        "written straight; HTTP = ours through the search route of the app in process.",
+        f"`flock /tmp/astralyx-bench.lock .venv/bin/python bench/search_speed.py {command} --write` "
+        f"({time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores shared with other "
+        f"work, load average {load:.1f} at the end). {len(claims)} SciFact claims"
+        + (f" ({exact_n} for the exact path and plain SQL, and for the recall columns)" if exact_n < len(claims) else "")
+        + f"; the query's embedding excluded (clustered {DIMS}-dimension vectors from a hash, see the bench's "
+        "docstring); searches of the five kinds interleaved. ours = `core.search.search` as it is by default (HNSW "
+        "for vectors; tantivy for keywords above 10,000 passages, `core.index.keywords_from`, FTS5 `bm25()` up to "
+        "there); ours, FTS5 keywords = the same with the keyword sidecar off; exact = the same base with "
+        "`core.index.exact = True` (index.db alone: FTS5 and the vec0 scan, the path before the sidecars); plain "
+        "SQL = FTS5 `ORDER BY rank` + vec0 + RRF written straight; HTTP = ours through the search route of the "
+        "real app (uvicorn on 127.0.0.1 in this process, a keep-alive httpx client); HTTP floor = the same server "
+        "and client with an app that only reads the request and sends an answer of the same size (what HTTP costs "
+        "here whatever the app); our route's own share = HTTP − floor − ours.",
         "",
-        "| passages | ours p50 / p95 | ours, FTS5 keywords | exact | plain SQL | HTTP (ours) | recall@10 (vectors) "
-        "| keywords: top 10 as FTS5's | passages as exact |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| passages | ours p50 / p95 | ours, FTS5 keywords | exact | plain SQL | HTTP (ours) | HTTP floor "
+        "| route's own share, p50 | recall@10 (vectors) | keywords: top 10 as FTS5's | passages as exact |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         cell = {k: f"{pct(v, 50):.1f} / {pct(v, 95):.1f} ms" for k, v in r["t"].items()}
         lines.append(f"| {r['n']:,} | {cell['ours']} | {cell['ours, FTS5 keywords']} | {cell['exact']} | "
-                     f"{cell['plain SQL']} | {cell['HTTP']} | "
+                     f"{cell['plain SQL']} | {cell['HTTP']} | {cell['HTTP floor']} | "
+                     f"{pct(r['t']['HTTP'], 50) - pct(r['t']['HTTP floor'], 50) - pct(r['t']['ours'], 50):.1f} ms | "
                      f"{r['recall']:.3f} | {r['words']:.3f} | {r['same']:.3f} |")
     names = list(rows[0]["alone"]) if rows else []
     lines += ["", "Each ranking alone (50 candidates), p50 / p95:", "",
@@ -406,13 +486,15 @@ def main() -> None:
     ]
     for r in rows:
         d = r["disk"]
-        lines.append(f"| {r['n']:,} | {r['sync']:.0f} s | {r['after']:.0f} s | {r['rebuild_v']:.0f} s / "
-                     f"{r['rebuild_k']:.0f} s | {r['load']:.2f} s | {r['base']:.0f} s | +{r['rss']:.0f} MB | "
+        rebuilt = "–" if r["rebuild_v"] != r["rebuild_v"] else f"{r['rebuild_v']:.0f} s"  # nan: not timed
+        rebuilt += " / " + ("–" if r["rebuild_k"] != r["rebuild_k"] else f"{r['rebuild_k']:.0f} s")
+        lines.append(f"| {r['n']:,} | {r['sync']:.0f} s | {r['after']:.0f} s | {rebuilt} | "
+                     f"{r['load']:.2f} s | {r['base']:.0f} s | +{r['rss']:.0f} MB | "
                      f"{d['index.db']:.0f} / {d['vectors']:.0f} / {d['keywords']:.0f} MB |")
     text = "\n".join(lines)
     print(text)
     if args.write:
-        write_section("Search speed: sidecars against the exact path (`bench/search_speed.py`)", text)
+        write_section(args.title, text)
         print("written to docs/benchmarks.md")
 
 

@@ -1,5 +1,6 @@
-"""Search a base: keyword ranking (FTS5 BM25) and vector ranking (sqlite-vec) fused by
-reciprocal rank fusion, answered as numbered, cited passages within a budget.
+"""Search a base: keyword ranking (BM25: FTS5, or past 10,000 passages its tantivy sidecar) and
+vector ranking (the HNSW sidecar, or sqlite-vec's exact scan) fused by reciprocal rank fusion,
+answered as numbered, cited passages within a budget.
 
     core.search.search(actor, "handbook", "vacation days") ->
     {"knowledge_base": "handbook", "mode": "hybrid", "results": [

@@ -1,4 +1,9 @@
-"""Request dependencies: the instance and the actor (who is asking)."""
+"""Request dependencies: the instance and the actor (who is asking).
+
+`get_core` and `get_actor` do no I/O, so they are `async`: FastAPI runs a plain `def` dependency
+in its thread pool, a hop between threads per dependency per request. `authenticate` looks the
+key up in astralyx.db, so it stays a `def` (answering recent keys from memory was measured: no
+gain within noise, and a key revoked by another process would still work for a while)."""
 
 from __future__ import annotations
 
@@ -9,8 +14,12 @@ from ..core import Astralyx
 from ..errors import Unauthorized
 
 
-def get_core(request: Request) -> Astralyx:
+def _core(request: Request) -> Astralyx:
     return request.app.state.core
+
+
+async def get_core(request: Request) -> Astralyx:
+    return _core(request)
 
 
 def authenticate(request: Request) -> Actor:
@@ -26,11 +35,11 @@ def authenticate(request: Request) -> Actor:
                 "(a key comes from `astra keys create`, or <home>/admin.key)",
                 code="UNAUTHORIZED",
             )
-        actor = get_core(request).keys.authenticate(token.strip())
+        actor = _core(request).keys.authenticate(token.strip())
     request.state.actor = actor
     return actor
 
 
-def get_actor(request: Request) -> Actor:
+async def get_actor(request: Request) -> Actor:
     actor = getattr(request.state, "actor", None)
     return actor if actor is not None else authenticate(request)

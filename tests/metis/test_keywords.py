@@ -3,6 +3,7 @@ and deletes, rebuilt when stale or foreign; small bases stay on FTS5."""
 
 from __future__ import annotations
 
+import random
 import shutil
 
 import pytest
@@ -30,8 +31,8 @@ def team(core):
     return core
 
 
-def test_off_by_default_and_below_its_size_fts5_answers(core, tmp_path):
-    assert core.index.keywords_from is None
+def test_small_bases_stay_on_fts5_and_nothing_is_built(core, tmp_path):
+    assert core.index.keywords_from == 10_000  # on by default, from 10,000 passages
     make_base(core, "plain")
     core.notes.write(owner(), "plain", "notes", "leave.md", "# Leave\n\nEach person has 25 vacation days.")
     store, side = sidecar(core, "plain")
@@ -42,11 +43,38 @@ def test_off_by_default_and_below_its_size_fts5_answers(core, tmp_path):
     core.index.close(core.bases.get(owner(), "plain"))
     store, side = sidecar(core, "plain")
     assert labels(core.search.search(owner(), "plain", "vacation"))[0] == "notes:plain/leave.md"
-    assert side.answered == 0 and side.ready  # built, kept, not used: one passage is fewer than 5
+    assert side.answered == 0 and side.builds == 0  # one passage is fewer than 5: FTS5 answers
     for i in range(5):
         core.notes.write(owner(), "plain", "notes", f"n{i}.md", f"# N{i}\n\nNote {i} about parking.")
     assert labels(core.search.search(owner(), "plain", "vacation"))[0] == "notes:plain/leave.md"
-    assert side.answered == 1
+    assert side.answered == 1 and side.builds == 1 and store.keywords.path.is_dir()
+
+    core.index.keywords_from = None  # never: FTS5 always
+    core.index.close(core.bases.get(owner(), "plain"))
+    store, side = sidecar(core, "plain")
+    assert labels(core.search.search(owner(), "plain", "vacation"))[0] == "notes:plain/leave.md"
+    assert side.answered == 0
+
+
+def test_long_passages_come_in_fts5s_order(core):
+    """tantivy keeps a passage's length in one byte (exact to 40 terms); its best passages are
+    scored again from their exact terms and lengths, so the order is FTS5's bm25() order."""
+    core.index.keywords_from = 0
+    make_base(core, "long")
+    rng = random.Random(12)
+    words = "river bridge castle forest garden harbour market meadow mountain orchard tower valley village".split()
+    filler = "alpha beta gamma delta epsilon zeta theta kappa lambda sigma omega".split()
+    for i, length in enumerate(rng.sample(range(45, 260), 40)):  # each passage a length of its own
+        text = " ".join(rng.choice(words) if rng.random() < 0.05 else rng.choice(filler) for _ in range(length))
+        core.notes.write(owner(), "long", "notes", f"n{i:02}.md", f"# Note {i}\n\n{text}")
+    store, side = sidecar(core, "long")
+    queries = ["river", "castle garden", "harbour market tower", "meadow valley village orchard", "bridge forest river"]
+    for query in queries:
+        core.index.exact = True
+        exact = keywords(core, "long", query)
+        core.index.exact = False
+        assert keywords(core, "long", query) == exact and len(exact) >= 10
+    assert side.answered == len(queries)
 
 
 def test_the_sidecar_finds_what_fts5_finds(team):

@@ -10,9 +10,12 @@ sidecar not in step answers nothing; FTS5 does, while it is rebuilt in a backgro
 Text is analysed as FTS5's `porter unicode61 remove_diacritics 2` does it (words of letters and
 digits, lower case, accents folded, the original Porter stemmer of PyStemmer) before tantivy
 sees it; title, headings and text are one field, as FTS5's bm25() counts a row; and each query
-term is boosted so that its weight is FTS5's IDF, not Lucene's. On SciFact this scores nDCG@10
-0.687 against FTS5's 0.688 (tantivy's own English stemmer: 0.681; three fields: 0.616), so it is
-off unless asked for (`core.index.keywords_from`, passages from which it is used).
+term is boosted so that its weight is FTS5's IDF, not Lucene's. tantivy keeps a passage's length
+in one byte (exact to 40 terms, then buckets), which moved SciFact's nDCG@10 from FTS5's 0.688 to
+0.687: so tantivy's best passages are scored again with FTS5's bm25() formula from their
+exact terms (stored) and lengths (a fast field), which gives FTS5's order (0.689 on SciFact).
+Used for a base of more than `core.index.keywords_from` passages (USE_FROM, 10,000); up to there
+FTS5 answers in a few ms and nothing is built.
 """
 
 from __future__ import annotations
@@ -30,9 +33,11 @@ from pathlib import Path
 log = logging.getLogger("astralyx.metis")
 
 SYNC_BUILD = 2000  # chunks up to which a (re)build is done in the caller's thread
-# Passages from which searches use the sidecar (None: never, and it is not kept). Below, FTS5
-# answers in a few ms and its ranking stays the one the base always had.
-USE_FROM: int | None = None
+# A base of more passages than this is searched by the sidecar (None: never, and it is not kept).
+# Up to there FTS5 answers in a few ms (its bm25() alone ~4 / 9 ms p50 / p95 at 10k here).
+USE_FROM: int | None = 10_000
+K1, B = 1.2, 0.75  # FTS5's bm25() constants
+FORMAT = 2  # of the sidecar's documents: another is rebuilt (1: no stored terms, no length)
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 _stemmer = None
 
@@ -60,8 +65,10 @@ def _schema():
 
     sb = tantivy.SchemaBuilder()
     sb.add_integer_field("id", stored=True, indexed=True, fast=True)
-    sb.add_text_field("body", stored=False, tokenizer_name="terms")
+    sb.add_text_field("body", stored=True, tokenizer_name="terms")
+    sb.add_integer_field("length", fast=True)  # terms in the passage, exactly
     sb.add_integer_field("generation", stored=True)
+    sb.add_integer_field("format", stored=True)
     sb.add_text_field("index_id", stored=True, tokenizer_name="raw")
     return sb.build()
 
@@ -75,6 +82,18 @@ def _open(path: Path):
     return index
 
 
+class _View:
+    """One searcher with what FTS5's bm25() counts over the whole base: passages and their mean length."""
+
+    def __init__(self, searcher) -> None:
+        import tantivy
+
+        self.searcher = searcher
+        self.passages = searcher.num_docs - 1  # the generation's own document is no passage
+        total = searcher.aggregate(tantivy.Query.all_query(), {"terms": {"sum": {"field": "length"}}})
+        self.avgdl = max(float(total["terms"]["value"] or 0.0) / max(self.passages, 1), 1.0)
+
+
 class KeywordSidecar:
     """tantivy over the chunks of one index.db, kept in step by generation number."""
 
@@ -85,7 +104,7 @@ class KeywordSidecar:
         self.count = count
         self.generation: int | None = None
         self._index = None
-        self._searcher = None
+        self._view: _View | None = None
         self._lock = threading.RLock()
         self._building: threading.Thread | None = None
         self._pending: list[tuple[int, dict[int, Text | None]]] = []
@@ -94,6 +113,7 @@ class KeywordSidecar:
         self.builds = 0
         self.answered = 0
         self.use_from = USE_FROM
+        self._small_at: tuple[int, int] | None = None  # (generation, use_from) when last counted small
 
     @property
     def ready(self) -> bool:
@@ -116,27 +136,45 @@ class KeywordSidecar:
 
         if not self.ready or self.generation != generation:
             return None
-        index, searcher = self._index, self._searcher
-        if index is None or searcher is None or self.use_from is None or searcher.num_docs <= self.use_from:
+        index, view = self._index, self._view
+        if index is None or view is None or self.use_from is None or view.passages <= self.use_from:
             return None
-        terms = list(dict.fromkeys(t for w in words for t in stems(w)))
-        n = searcher.num_docs - 1  # the generation's own document is no passage
+        searcher, n = view.searcher, view.passages
+        # each word's terms, as FTS5 makes a phrase of each word: two words with one stem count twice
+        terms = [t for w in words for t in stems(w)]
+        idf: dict[str, float] = {}
         should = []
-        for term in terms:
+        for term in dict.fromkeys(terms):
             df = searcher.doc_freq("body", term)
             if not df:
                 continue
             # FTS5's IDF (a term in more than half the passages weighs ~nothing), over tantivy's
-            fts5 = max(math.log((n - df + 0.5) / (df + 0.5)), 1e-6)
+            idf[term] = max(math.log((n - df + 0.5) / (df + 0.5)), 1e-6)
             lucene = math.log(1 + (n - df + 0.5) / (df + 0.5))
             query = tantivy.Query.term_query(index.schema, "body", term)
-            should.append((tantivy.Occur.Should, tantivy.Query.boost_query(query, fts5 / lucene)))
+            should.append((tantivy.Occur.Should, tantivy.Query.boost_query(query, terms.count(term) * idf[term] / lucene)))
         self.answered += 1
         if not should:
             return []
         hits = searcher.search(tantivy.Query.boolean_query(should), limit, count=False).hits
-        ids = searcher.fast_field_values("id", [address for _, address in hits])
-        return [i for i in ids if i is not None and i != META_ID]
+        addresses = [address for _, address in hits]
+        scored = []
+        for cid, address, length in zip(
+            searcher.fast_field_values("id", addresses), addresses, searcher.fast_field_values("length", addresses),
+            strict=True,
+        ):
+            if cid is None or cid == META_ID or not length:
+                continue
+            body = searcher.doc(address)["body"][0]
+            norm = K1 * (1 - B + B * length / view.avgdl)
+            score = 0.0
+            for term in terms:  # FTS5's bm25(): Σ IDF · f·(k1+1) / (f + k1·(1 − b + b·|D|/avgdl))
+                f = body.count(f" {term} ") if term in idf else 0
+                if f:
+                    score += idf[term] * f * (K1 + 1) / (f + norm)
+            scored.append((-score, cid))
+        scored.sort()  # best first; equal scores by chunk id, as FTS5 meets them
+        return [cid for _, cid in scored[:limit]]
 
     # -- keeping in step ----------------------------------------------------------------------
     def apply(self, generation: int, changes: dict[int, Text | None]) -> None:
@@ -167,20 +205,34 @@ class KeywordSidecar:
             for cid, text in changes.items():
                 writer.delete_documents_by_term("id", cid)
                 if text is not None:
-                    writer.add_document(tantivy.Document(id=cid, body=" ".join(stems("\n".join(text)))))
+                    terms = stems("\n".join(text))
+                    body = " " + "  ".join(terms) + " "  # " a  b " : str.count(" a ") counts each one
+                    writer.add_document(tantivy.Document(id=cid, body=body, length=len(terms)))
             writer.delete_documents_by_term("id", META_ID)
-            writer.add_document(tantivy.Document(id=META_ID, generation=generation, index_id=self.index_id))
+            writer.add_document(
+                tantivy.Document(id=META_ID, generation=generation, index_id=self.index_id, format=FORMAT, length=0)
+            )
             writer.commit()
             writer.wait_merging_threads()
         except BaseException:
             writer.rollback()
             raise
         index.reload()
-        self._searcher = index.searcher()
+        self._view = _View(index.searcher())
 
     # -- loading and rebuilding -----------------------------------------------------------------
     def ensure(self, generation: int) -> None:
-        if self.use_from is None:
+        """In step with index.db's `generation`: loaded if saved so, else rebuilt (in the background
+        past SYNC_BUILD passages). Not for a base of at most `use_from` passages: FTS5 answers it in a
+        few ms, and nothing is built or kept."""
+        if self.use_from is None or (self._small_at == (generation, self.use_from) and not self.ready):
+            return  # counted small at this generation: no need to count again
+        try:
+            small = self.count() <= self.use_from
+        except Exception:
+            small = True
+        if small and not self.ready:
+            self._small_at = (generation, self.use_from)
             return
         with self._lock:
             if self._closed or self._building is not None:
@@ -218,10 +270,13 @@ class KeywordSidecar:
             meta = searcher.doc(hits[0][1])
             if meta["index_id"] != [self.index_id] or meta["generation"] != [generation]:
                 return False
+            if meta.to_dict().get("format") != [FORMAT]:
+                return False  # made by another version of this module
+            view = _View(searcher)
         except Exception as e:
             log.warning("keyword sidecar %s unusable (%s): rebuilding", self.path, e)
             return False
-        self._index, self._searcher, self.generation = index, searcher, generation
+        self._index, self._view, self.generation = index, view, generation
         return True
 
     def _rebuild(self) -> None:
@@ -236,7 +291,7 @@ class KeywordSidecar:
                 if self._closed:
                     self._building = None
                     return
-                self._index = self._searcher = None
+                self._index = self._view = None
                 old = self.path.with_name(f".{self.path.name}.old")
                 shutil.rmtree(old, ignore_errors=True)
                 if self.path.exists():
@@ -244,7 +299,7 @@ class KeywordSidecar:
                 os.replace(fresh, self.path)
                 shutil.rmtree(old, ignore_errors=True)
                 index = _open(self.path)
-                self._index, self._searcher = index, index.searcher()
+                self._index, self._view = index, _View(index.searcher())
                 for gen, changes in self._pending:
                     if gen <= generation:
                         continue
@@ -261,7 +316,7 @@ class KeywordSidecar:
             shutil.rmtree(fresh, ignore_errors=True)
             with self._lock:
                 self._building = None
-                self._index = self._searcher = None
+                self._index = self._view = None
                 self.generation = None
 
     def wait(self, timeout: float | None = None) -> bool:
@@ -273,5 +328,5 @@ class KeywordSidecar:
     def close(self) -> None:
         with self._lock:
             self._closed = True
-            self._index = self._searcher = None
+            self._index = self._view = None
             self.generation = None
