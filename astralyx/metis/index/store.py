@@ -19,9 +19,10 @@ import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:  # numpy is imported where vectors are read or written (listing bases does not load it)
+    import numpy as np
 
 from ...sqlite import Database
 from ...util import iso
@@ -232,6 +233,8 @@ class BaseIndex:
 
     def _vector_snapshot(self) -> tuple[int, np.ndarray, np.ndarray]:
         """Every vector with the generation it belongs to, read in one transaction."""
+        import numpy as np
+
         conn = self.db.conn
         conn.execute("BEGIN")
         try:
@@ -315,6 +318,8 @@ class BaseIndex:
 
     def write(self, entries: Iterable[Entry]) -> None:
         """Replace the documents' chunks, all in one transaction."""
+        import numpy as np
+
         dims = self.dimensions
         changes: dict[int, np.ndarray | None] = {}  # chunk id → its vector now (None: gone)
         texts: dict[int, Text | None] = {}  # chunk id → its words now (None: gone)
@@ -392,6 +397,8 @@ class BaseIndex:
     def vector_ids(self, vector: np.ndarray, limit: int, exact: bool = False) -> list[int]:
         """Chunk ids by cosine distance, nearest first: the HNSW sidecar when it is in step with
         this index.db, else (or when `exact`) the vec0 scan of every vector."""
+        import numpy as np
+
         if not self.dimensions:
             return []
         if not exact:
