@@ -4,6 +4,10 @@ Each round runs every command once per checkout, interleaved, in fresh processes
 the medians and the ratio to the first checkout are printed. A local command opens the data directory and
 answers through the app in process, so it measures imports, opening and one request.
 
+The commands run in a temporary directory (a checkout as the working directory would come first on sys.path
+and be what every column measures) with each checkout's bytecode cached there in the first, untimed run, as
+an installed package has it (PYTHONDONTWRITEBYTECODE in the environment would compile every module each time).
+
     .venv/bin/python bench/cli_startup.py --tree /path/to/old/checkout --tree . [--rounds 15]
 """
 
@@ -21,10 +25,13 @@ COMMANDS = [["--help"], ["metis", "bases"], ["eos", "deployments", "--no-health"
 
 
 def run(tree: str, args: list[str], home: str) -> float:
-    env = {**os.environ, "PYTHONPATH": tree, "ASTRALYX_HOME": home, "ASTRALYX_TOKEN": "bench-token"}
+    work = os.path.dirname(home)
+    env = {**os.environ, "PYTHONPATH": tree, "ASTRALYX_HOME": home, "ASTRALYX_TOKEN": "bench-token",
+           "PYTHONPYCACHEPREFIX": os.path.join(work, "pycache")}
     env.pop("ASTRALYX_API", None)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "astralyx", *args], env=env, check=True, stdout=subprocess.DEVNULL,
+    subprocess.run([sys.executable, "-m", "astralyx", *args], env=env, cwd=work, check=True, stdout=subprocess.DEVNULL,
                    stderr=subprocess.DEVNULL)
     return time.perf_counter() - start
 
@@ -34,6 +41,7 @@ def main() -> None:
     parser.add_argument("--tree", action="append", required=True, help="A checkout to measure (repeat)")
     parser.add_argument("--rounds", type=int, default=15)
     opts = parser.parse_args()
+    opts.tree = [os.path.abspath(tree) for tree in opts.tree]
     with tempfile.TemporaryDirectory() as tmp:
         homes = {tree: os.path.join(tmp, str(i)) for i, tree in enumerate(opts.tree)}
         for tree in opts.tree:  # the data directory is created once, outside the timing

@@ -109,20 +109,26 @@ class Client:
 
     @classmethod
     def in_process(cls, core: Any, workspace: str) -> Client:
-        from ..server import create_app
+        from . import loading
 
-        core.start()  # httpx.ASGITransport runs no lifespan (a no-op when started already)
-        return cls(InProcess(_local_owner(create_app(core), workspace)), local=core)
+        with loading():
+            from ..server import create_app
+
+            core.start()  # httpx.ASGITransport runs no lifespan (a no-op when started already)
+            return cls(InProcess(_local_owner(create_app(core), workspace)), local=core)
 
     @classmethod
     def from_env(cls, home: str | None, workspace: str) -> Client:
         api = os.environ.get("ASTRALYX_API")
         if api:
             return cls.remote(api, os.environ.get("ASTRALYX_TOKEN"))
-        from ..config import Settings
-        from ..core import Astralyx
+        from . import loading
 
-        core = Astralyx(Settings.load(home)).start()  # before in_process: a new admin key is shown first
+        with loading():
+            from ..config import Settings
+            from ..core import Astralyx
+
+            core = Astralyx(Settings.load(home)).start()  # before in_process: a new admin key is shown first
         if core.new_admin_key:
             import click
 

@@ -17,7 +17,6 @@ from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
 
 from .. import __version__, links
-from ..console import create_console
 from ..core import Astralyx
 from . import errors, openapi
 from .deps import authenticate
@@ -84,6 +83,27 @@ class LazyMcp:
             yield
 
 
+class LazyConsole:
+    """/: the web console, built (its pages' modules, the templates) when the app starts or on its first
+    request: the CLI's in-process app, which only asks /v1, does not load it."""
+
+    def __init__(self, core: Astralyx) -> None:
+        self.core = core
+        self._app: Any = None
+
+    def app(self) -> Any:
+        if self._app is None:
+            from ..console import create_console
+
+            console = create_console(self.core)
+            console.add_exception_handler(Exception, errors.unexpected)
+            self._app = console
+        return self._app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        await self.app()(scope, receive, send)
+
+
 async def _mcp_missing(scope: Any, receive: Any, send: Any) -> None:
     body = {"error": {"code": "MCP_NOT_INSTALLED", "message": "The MCP server needs the mcp SDK: pip install 'astralyx[mcp]'"}}
     await JSONResponse(body, status_code=501)(scope, receive, send)
@@ -91,14 +111,14 @@ async def _mcp_missing(scope: Any, receive: Any, send: Any) -> None:
 
 def create_app(core: Astralyx) -> errors.CatchAll:
     api = create_api(core)
-    console = create_console(core)
-    console.add_exception_handler(Exception, errors.unexpected)
+    console = LazyConsole(core)
     mcp = LazyMcp(core)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         # The core is started before the first request (bootstrap, crash repair, purges) and closed at the end.
         await anyio.to_thread.run_sync(core.start)
+        console.app()
         try:
             async with mcp.lifespan():
                 yield

@@ -22,8 +22,6 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from ...auth.actor import Actor
 from ...auth.roles import DEPLOYMENTS_CALL, DEPLOYMENTS_READ
 from ...errors import Invalid, NotFound, Unavailable
@@ -98,6 +96,8 @@ class Runtimes:
         `input_type` ("query" | "passage", an extension some servers share) picks the e5
         prefix; without it texts are embedded as queries, e5's advice for symmetric use.
         """
+        import numpy as np
+
         actor.require(DEPLOYMENTS_CALL)
         name = body.get("model")
         if not isinstance(name, str) or not name:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:  # numpy is imported where vectors are made: a command that only lists does not load it
+    import numpy as np
 
 
 class Embedder(ABC):
@@ -29,6 +30,8 @@ class Embedder(ABC):
 
     def embed_queries(self, texts: list[str]) -> np.ndarray:
         """Several queries at once (the OpenAI endpoint's default for symmetric use); by default one by one."""
+        import numpy as np
+
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
         return np.stack([self.embed_query(t) for t in texts]).astype(np.float32)

@@ -21,9 +21,10 @@ import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:  # numpy is imported where vectors are read or written (listing bases does not load it)
+    import numpy as np
 
 from ...sqlite import Database
 from ...util import iso
@@ -283,6 +284,8 @@ class BaseIndex:
 
     def _vector_snapshot(self) -> tuple[int, np.ndarray, np.ndarray]:
         """Every vector with the generation it belongs to, read in one transaction."""
+        import numpy as np
+
         conn = self.db.conn
         conn.execute("BEGIN")
         try:
@@ -371,6 +374,8 @@ class BaseIndex:
     def write(self, entries: Iterable[Entry]) -> None:
         """Replace the documents' chunks, all in one transaction. A passage the base holds already (the same
         fingerprint) is kept as a copy of it: not searched, counted in the first one's `also_in`."""
+        import numpy as np
+
         dims = self.dimensions
         changes: dict[int, np.ndarray | None] = {}  # chunk id → its vector now (None: gone)
         texts: dict[int, Text | None] = {}  # chunk id → its words now (None: gone)
@@ -438,6 +443,8 @@ class BaseIndex:
         """(entry, chunk) positions of rows to_embed left NaN whose passage has, by now, no copy with a vector
         to lend them (one earlier in these entries, or one the base holds in a document they do not replace).
         Empty but after a race: the copy counted on was removed, or not written, since to_embed."""
+        import numpy as np
+
         replaced = {e.key for e in entries}
         seen: set[str] = set()
         out = []
@@ -509,6 +516,8 @@ class BaseIndex:
                  changes: dict[int, np.ndarray | None], texts: dict[int, Text | None]) -> None:
         """The first copy of a passage (cid) goes with its document: the next copy in another document (hid)
         is answered instead, searched by its own words and the vector of the same text."""
+        import numpy as np
+
         heir = conn.execute(
             "SELECT c.text, c.headings, d.title FROM chunks c JOIN documents d ON d.id = c.doc_id WHERE c.id=?", (hid,)
         ).fetchone()
@@ -550,6 +559,8 @@ class BaseIndex:
     def vector_ids(self, vector: np.ndarray, limit: int, exact: bool = False) -> list[int]:
         """Chunk ids by cosine distance, nearest first: the HNSW sidecar when it is in step with
         this index.db, else (or when `exact`) the vec0 scan of every vector."""
+        import numpy as np
+
         if not self.dimensions:
             return []
         if not exact:

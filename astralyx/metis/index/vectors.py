@@ -18,9 +18,10 @@ import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:  # numpy is imported where vectors are handled
+    import numpy as np
 
 from ...util import atomic_write, fsync_dir
 
@@ -34,7 +35,7 @@ SYNC_BUILD = 256  # vectors up to which a (re)build is done in the caller's thre
 SAVE_DELAY = 2.0  # seconds after the last change before the sidecar is written to disk
 
 # What a rebuild reads: (generation, ids, vectors) from one consistent snapshot of index.db.
-Snapshot = Callable[[], tuple[int, np.ndarray, np.ndarray]]
+Snapshot = Callable[[], "tuple[int, np.ndarray, np.ndarray]"]
 
 
 class VectorSidecar:
@@ -72,6 +73,8 @@ class VectorSidecar:
         return found
 
     def _answer(self, vector: np.ndarray, limit: int, generation: int) -> list[int] | None:
+        import numpy as np
+
         if not self._lock.acquire(blocking=False):
             return None  # being changed or saved: never make a search wait for it
         try:
@@ -116,6 +119,8 @@ class VectorSidecar:
             self._schedule_save()
 
     def _change(self, changes: dict[int, np.ndarray | None]) -> None:
+        import numpy as np
+
         ids = np.fromiter(changes, dtype=np.uint64, count=len(changes))
         if len(ids):
             present = ids[self._index.contains(ids)] if len(self._index) else ids[:0]
@@ -190,6 +195,8 @@ class VectorSidecar:
         return True
 
     def _rebuild(self) -> None:
+        import numpy as np
+
         try:
             generation, ids, vectors = self.snapshot()
             index = _new_index(self.dimensions)
