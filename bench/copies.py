@@ -58,6 +58,8 @@ def run(code: Path, data: Path, n: int, queries: int) -> dict:
             (src / f"ch{i:04}.md").write_text(f"# Chapter {i}\n\n{chapter}\n")
         (src / "print.md").write_text("".join(f"# Chapter {i}\n\n{c}\n\n" for i, c in enumerate(chapters)))
         core = Astralyx(Settings.load(Path(tmp) / "home"))
+        if hasattr(core, "start"):  # a checkout from before the core had a start (the "before" side)
+            core.start()
         try:
             actor = Actor.local_owner("default")
             spec = {"sources": [{"folder": str(src)}], "embedding": {"deployment": "e5-small"}}

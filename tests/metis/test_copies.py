@@ -46,7 +46,7 @@ def test_a_passage_held_by_several_documents_is_answered_once(client, core, tmp_
     store = core.index.store(core.bases.find("default", "rust"))
     assert store._answered_count() == 2 and store.count() == (3, 5)
     # the model's tool gets the same passage shape
-    tool = knowledge.search(core, owner(), "rust", "Ferris crab mascot")
+    tool = knowledge.search(core.search, owner(), "rust", "Ferris crab mascot")
     assert [r["also_in"] for r in tool["results"] if "Ferris" in r["text"]] == [2]
 
 
@@ -111,6 +111,31 @@ def test_a_change_of_embedding_leaves_every_answered_passage_with_a_vector(clien
     base = core.bases.find("default", "rust")
     _, hits = core.search.hits(base, "Ferris crab mascot", mode="vectors")
     assert "Ferris" in hits[0].text and hits[0].also_in == 2
+
+
+def test_a_copy_whose_first_went_before_it_was_written_is_embedded_after_all(tmp_path):
+    # A sync embeds outside the base's lock: the copy to_embed counted on may be gone by the time it writes.
+    import numpy as np
+
+    index = BaseIndex(tmp_path / "index.db")
+    index.set_embedding("test", 2)
+
+    def entry(key: str, text: str) -> Entry:
+        return Entry(key=key, origin="files", kind="docs", label=f"docs:b/{key}", title="T", hash=key,
+                     chunks=[Chunk(text, [])])
+
+    first = entry("files/a.md", SHARED)
+    first.vectors = np.array([[1.0, 0.0]], dtype=np.float32)
+    index.write([first])
+    later = [entry("files/b.md", "Another passage."), entry("files/c.md", SHARED)]
+    need = index.to_embed(later, set())
+    assert need == [[True], [False]]  # a copy of a.md's passage: not embedded
+    later[0].vectors = np.array([[0.0, 1.0]], dtype=np.float32)
+    later[1].vectors = np.full((1, 2), np.nan, dtype=np.float32)
+    assert index.unbacked(later) == []
+    index.remove(["files/a.md"])  # meanwhile: the first copy goes
+    assert index.unbacked(later) == [(1, 0)]
+    index.close()
 
 
 def test_facts_and_passages_of_other_kinds_are_not_merged(tmp_path):
