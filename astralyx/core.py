@@ -19,6 +19,7 @@ from .eos.gateway import Gateway
 from .eos.receipts import Receipts
 from .eos.runtimes import Runtimes
 from .metis.bases import KnowledgeBases
+from .metis.documents import Documents
 from .metis.index import Index
 from .metis.memory import Memory
 from .metis.memory.extract import Extractor
@@ -26,7 +27,6 @@ from .metis.memory.search import install as install_memory_search
 from .metis.notes import Notes
 from .metis.saves import Saves
 from .metis.search import Search
-from .metis.sync import Documents
 from .metis.writer import Writer
 from .sqlite import Database
 from .util import atomic_write, remove_orphan_temps

@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from astralyx.metis.documents import MAX_TEXT_CHARS, parse_file  # noqa: E402
+from astralyx.metis.parsing import MAX_TEXT_CHARS, parse_file  # noqa: E402
 
 MIB = 1024 * 1024
 WORDS = "the of and to in a is that for it as was with be by on not he this are or from at which".split()

@@ -66,7 +66,7 @@ WORDS = ("memory facts search knowledge base team launch office policy travel mo
 
 def real_passages(data: Path, n: int) -> list[str]:
     """The first n passages of SciFact abstracts, chunked as Metis chunks a Markdown file."""
-    from astralyx.metis.documents import read_markdown
+    from astralyx.metis.parsing import read_markdown
 
     out: list[str] = []
     with (data / "corpus.jsonl").open() as f:

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
 from astralyx.errors import BadRequest
-from astralyx.metis.documents import MAX_TEXT_CHARS
 from astralyx.metis.notes import check_path
+from astralyx.metis.parsing import MAX_TEXT_CHARS
 from astralyx.util import quoted
 
 from .conftest import ADMIN_TOKEN

@@ -1,214 +1,227 @@
-"""Sources → documents: text extraction (Markdown, plain text, HTML, PDF) into cited chunks.
+"""Documents of a base: uploads into its `files/` folder, sync with its source folders,
+reindex from the files, and the list of what is indexed.
 
-A parsed document has a label to cite it by (`docs:handbook/leave.md`), a title, its chunks
-(each with where it is: headings › line, or page) and `attrs`, kept with the document in
-the index and handed back with every hit (the memory helper keeps a fact's dates there).
+Only bases of kind `documents` take sources and uploads; a memory keeps facts.
 """
 
 from __future__ import annotations
 
-import codecs
-import io
 import logging
 import re
-from dataclasses import dataclass, field
-from pathlib import PurePosixPath
+import unicodedata
+from pathlib import Path
 from typing import Any
 
-from ..errors import AstralyxError, Invalid, TooLarge
-from .chunking import Block, Chunk, markdown_blocks, pack, text_blocks
+from ..auth.actor import Actor
+from ..auth.roles import READ, WRITE_CONTENT
+from ..errors import BadRequest, Conflict, NotFound
+from ..locks import folder_lock
+from ..util import iso, sha256
+from .bases import KnowledgeBase, KnowledgeBases
+from .index import Index
+from .jobs import SyncJob, SyncJobs
+from .parsing import check_supported, parse_file
+from .writer import UPLOADS, Writer
 
 log = logging.getLogger("astralyx.metis")
 
-MARKDOWN = {".md", ".markdown", ".mdown", ".mkd"}
-TEXT = {".txt", ".text", ".rst", ".csv", ".log"}
-HTML = {".html", ".htm", ".xhtml"}
-PDF = {".pdf"}
-SUPPORTED = MARKDOWN | TEXT | HTML | PDF
+MAX_NAME = 200
+_UNSAFE = re.compile(r"[^\w.\- ()+,@]+", re.UNICODE)
 
 
-@dataclass
-class ParsedDocument:
-    label: str  # what a citation names: docs:<base>/<path>, notes:…, saved:…, memory:…
-    title: str
-    chunks: list[Chunk]
-    attrs: dict[str, Any] = field(default_factory=dict)
-    kind: str = "docs"  # docs | notes | saved | memory: selects a re-ranking hook
+def safe_name(name: str) -> str:
+    """An upload's file name, made safe: no folders, no control or odd characters, no leading dot."""
+    name = unicodedata.normalize("NFC", (name or "").replace("\\", "/").split("/")[-1]).strip()
+    name = _UNSAFE.sub("-", name).strip(" .-")
+    if not name:
+        raise BadRequest("An uploaded file needs a name, like leave.md", code="BAD_FILE_NAME")
+    if len(name.encode()) > MAX_NAME:
+        stem, dot, ext = name.rpartition(".")
+        keep = MAX_NAME - len(ext.encode()) - 1
+        name = stem.encode()[:keep].decode(errors="ignore") + dot + ext
+    return name
 
 
-def supported(name: str) -> bool:
-    return PurePosixPath(name).suffix.lower() in SUPPORTED
+class Documents:
+    def __init__(self, bases: KnowledgeBases, index: Index, writer: Writer) -> None:
+        self.bases = bases
+        self.index = index
+        self.writer = writer  # uploads are written through it (the index hears of them there)
+        self.jobs = SyncJobs()
+        # A base deleted mid-sync: its job stops first (before its index closes).
+        bases.on_delete.insert(0, lambda base: self.jobs.cancel(base.workspace, base.name))
 
+    def _documents_base(self, actor: Actor, base_name: str, permission: str) -> KnowledgeBase:
+        actor.require(permission)
+        base = self.bases.get(actor, base_name)
+        if base.kind != "documents":
+            raise Conflict(
+                f"{base.name!r} is a memory: it keeps facts, not documents or uploads "
+                "(use a base of kind documents, or `astra metis remember`)",
+                code="NOT_A_DOCUMENTS_BASE",
+            )
+        return base
 
-def check_supported(name: str) -> None:
-    if not supported(name):
-        raise Invalid(
-            f"{name!r}: this file type is not read; send Markdown (.md), plain text (.txt), HTML (.html) or PDF (.pdf)",
-            code="UNSUPPORTED_FILE_TYPE",
-        )
+    # -- sync and reindex: background jobs of the base ----------------------------------------
+    def check_write(self, actor: Actor, base_name: str) -> KnowledgeBase:
+        """What sync and reindex check first (so a job starts only when it may run)."""
+        actor.require(WRITE_CONTENT)
+        base = self.bases.get(actor, base_name)
+        self._check_sources(base)
+        return base
 
+    def start(self, actor: Actor, base_name: str, kind: str = "sync") -> tuple[SyncJob, bool]:
+        """Start a sync (or a reindex) of the base as a background job: (the job, True), or (the job
+        already queued or running, False) to follow instead. A reindex asked while a sync runs is
+        refused (409 SYNC_RUNNING, with the job): it would start over what that sync is writing."""
+        base = self.check_write(actor, base_name)
+        return self.start_for(base, kind)
 
-# The most text one document may hold (about 14,000 passages): past it, 413 FILE_TOO_LARGE.
-MAX_TEXT_CHARS = 10_000_000
-# Text has few control characters besides tab and newlines (a coloured log: a few %); binary has
-# about one byte in nine (and NUL, which text never has).
-MAX_CONTROL_SHARE = 0.05
-_CONTROLS = bytes([*range(0x00, 0x09), 0x0B, *range(0x0E, 0x20), 0x7F])  # all but \t \n \f \r
+    def start_for(self, base: KnowledgeBase, kind: str = "sync") -> tuple[SyncJob, bool]:
+        if kind not in ("sync", "reindex"):
+            raise BadRequest(f"A job is a sync or a reindex, not {kind!r}", code="BAD_REQUEST")
 
+        def work(job: SyncJob) -> dict[str, Any]:
+            report = (self.index.reindex if kind == "reindex" else self.index.sync)(base, job)
+            return {"knowledge_base": base.name, **report.to_dict(), **self.index.status(base)}
 
-def decode(data: bytes) -> str:
-    """Bytes as text: UTF-8 (a BOM dropped), UTF-16 with its BOM, else Windows-1252 / Latin-1."""
-    if data.startswith(codecs.BOM_UTF8):
-        data = data[3:]
-    elif data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        return data.decode("utf-16", errors="replace")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        pass
-    try:
-        return data.decode("cp1252")
-    except UnicodeDecodeError:
-        return data.decode("latin-1")
+        job, started = self.jobs.start(base.workspace, base.name, kind, work)
+        if not started and kind == "reindex" and job.kind != "reindex":
+            raise Conflict(
+                f"A sync of {base.name} is {job.state} ({_so_far(job)}): wait for it to finish "
+                f"(`astra metis sync {base.name}` follows it), then reindex",
+                code="SYNC_RUNNING", details={"job": job.to_dict()},
+            )
+        return job, started
 
+    def status(self, actor: Actor, base_name: str) -> dict[str, Any]:
+        """The base's latest sync job (state `idle`: none since the server started) and its index now."""
+        actor.require(READ)
+        base = self.bases.get(actor, base_name)
+        job = self.jobs.get(base.workspace, base.name)
+        if job is None:
+            answer: dict[str, Any] = {"knowledge_base": base.name, "state": "idle"}
+        else:
+            answer = job.to_dict()
+        return {**answer, "index": self.index.status(base)}
 
-def text_of(data: bytes, name: str) -> str:
-    """A text file's text, or 422 UNREADABLE_FILE when its bytes are not text (a binary named .md)."""
-    text = decode(data)
-    raw = text.encode("utf-8", errors="replace") if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) else data
-    if b"\x00" in raw or len(raw) - len(raw.translate(None, _CONTROLS)) > MAX_CONTROL_SHARE * len(raw):
-        raise Invalid(
-            f"{name!r} is not a text file (it holds NUL or many control bytes): send Markdown, plain text "
-            "or HTML as text (UTF-8), a PDF as .pdf",
-            code="UNREADABLE_FILE",
-        )
-    check_size(len(text), name)
-    return text
+    def wait(self, job: SyncJob, timeout: float | None = None) -> dict[str, Any] | None:
+        """The job's report once it has ended (None: still going after `timeout`); a failed job raises its error."""
+        if not self.jobs.join(job, timeout):
+            return None
+        if job.exception is not None:
+            raise job.exception
+        return job.report
 
+    def sync(self, actor: Actor, base_name: str) -> dict[str, Any]:
+        """Index new and changed files of the base (its folder and its sources); drop removed ones.
+        Starts the base's sync job, or joins the one running, and waits for its report."""
+        job, _ = self.start(actor, base_name, "sync")
+        return self.wait(job) or {}
 
-def check_size(chars: int, name: str) -> None:
-    if chars > MAX_TEXT_CHARS:
-        raise TooLarge(
-            f"{name!r} has more than {MAX_TEXT_CHARS:,} characters of text, the most one document may hold: "
-            "split it into smaller files",
-            code="FILE_TOO_LARGE",
-        )
+    def reindex(self, actor: Actor, base_name: str) -> dict[str, Any]:
+        """Build the base's index again from its files (after a change of embedding, or a damaged index)."""
+        job, _ = self.start(actor, base_name, "reindex")
+        return self.wait(job) or {}
 
+    def _check_sources(self, base: KnowledgeBase) -> None:
+        for source in base.spec.sources:
+            folder = Path(source.folder).expanduser()
+            if not folder.is_dir():
+                raise NotFound(
+                    f"The source folder {source.folder} does not exist on the server's machine (or is not a folder): "
+                    "fix spec.sources of the base",
+                    code="SOURCE_NOT_FOUND",
+                )
 
-def parse_file(label: str, name: str, data: bytes, *, kind: str = "docs") -> ParsedDocument:
-    """A document from a file's bytes, by its extension."""
-    suffix = PurePosixPath(name).suffix.lower()
-    stem = PurePosixPath(name).stem
-    if suffix in PDF:
-        title, chunks = read_pdf(data, stem, name)
-    elif suffix in HTML:
-        title, chunks = read_html(text_of(data, name), stem)
-    elif suffix in MARKDOWN:
-        title, chunks = read_markdown(text_of(data, name), stem)
-    else:
-        title, chunks = read_text(text_of(data, name), stem)
-    return ParsedDocument(label=label, title=title, chunks=chunks, kind=kind)
-
-
-# -- formats ------------------------------------------------------------------------------------
-
-def split_front_matter(text: str) -> tuple[dict[str, Any], str, int]:
-    """(metadata, body, number of lines before the body) so line numbers stay those of the file."""
-    lines = text.split("\n")
-    if not lines or lines[0].strip() != "---":
-        return {}, text, 0
-    for i in range(1, len(lines)):
-        if lines[i].strip() in ("---", "..."):
-            import yaml
-
+    def sync_all(self) -> dict[str, Any]:
+        """Every base, as at server start: each a job (queued, then run one after another), so its
+        status shows; failures are logged and reported, never raised."""
+        jobs = []
+        for base in self.bases.all():
+            jobs.append((f"{base.workspace}/{base.name}", self.start_for(base, "sync")[0]))
+        done: dict[str, Any] = {}
+        for name, job in jobs:
             try:
-                meta = yaml.safe_load("\n".join(lines[1:i])) or {}
-            except yaml.YAMLError:
-                return {}, text, 0
-            if not isinstance(meta, dict):
-                return {}, text, 0
-            return meta, "\n".join(lines[i + 1 :]), i + 1
-    return {}, text, 0
+                done[name] = self.wait(job)
+            except Exception as e:
+                log.warning("sync of %s failed: %s", name, e)
+                done[name] = {"error": str(e)}
+        return done
+
+    # -- uploads ------------------------------------------------------------------------------
+    def upload(self, actor: Actor, base_name: str, filename: str, data: bytes) -> dict[str, Any]:
+        """Keep an uploaded file in the base's files/ folder and index it."""
+        base = self._documents_base(actor, base_name, WRITE_CONTENT)
+        name = safe_name(filename)
+        check_supported(name)
+        parse_file(f"docs:{base.name}/{name}", name, data)  # an unreadable file is refused, not kept
+        target = base.folder / UPLOADS / name
+        with folder_lock(base.folder):
+            replaced = target.exists()
+            change = self.writer.write(base, f"{UPLOADS}/{name}", data, emit=False)
+        self.writer.emit([change])  # indexed now, or right after a sync that is running
+        doc = self.index.store(base).document(f"{UPLOADS}/{name}")
+        return {
+            "name": name,
+            "document": f"docs:{base.name}/{name}",
+            "title": doc.title if doc else name,
+            "chunks": doc.chunks if doc else 0,
+            "size": len(data),
+            "sha256": sha256(data),
+            "replaced": replaced,
+        }
+
+    def files(self, actor: Actor, base_name: str) -> list[dict[str, Any]]:
+        actor.require(READ)
+        base = self.bases.get(actor, base_name)
+        root = base.folder / UPLOADS
+        if not root.is_dir():
+            return []
+        out = []
+        for file in sorted(root.iterdir()):
+            if file.name.startswith(".") or not file.is_file() or file.is_symlink():
+                continue
+            stat = file.stat()
+            out.append(
+                {
+                    "name": file.name,
+                    "document": f"docs:{base.name}/{file.name}",
+                    "size": stat.st_size,
+                    "updated_at": iso(_mtime(stat.st_mtime)),
+                }
+            )
+        return out
+
+    def delete_file(self, actor: Actor, base_name: str, name: str) -> None:
+        base = self._documents_base(actor, base_name, WRITE_CONTENT)
+        if name != safe_name(name):
+            raise NotFound(f"No uploaded file {name!r} in {base.name}", code="FILE_NOT_FOUND")
+        target = base.folder / UPLOADS / name
+        with folder_lock(base.folder):
+            if not target.is_file() or target.is_symlink():
+                raise NotFound(f"No uploaded file {name!r} in {base.name}: `astra metis files` lists them", code="FILE_NOT_FOUND")
+            gone = self.writer.remove(base, f"{UPLOADS}/{name}", emit=False)
+        if gone is not None:
+            self.writer.emit([gone])
+
+    def documents(self, actor: Actor, base_name: str) -> dict[str, Any]:
+        actor.require(READ)
+        base = self.bases.get(actor, base_name)
+        return {"knowledge_base": base.name, "documents": self.index.documents(base), "index": self.index.status(base)}
 
 
-def read_markdown(text: str, fallback_title: str) -> tuple[str, list[Chunk]]:
-    meta, body, offset = split_front_matter(text)
-    blocks = markdown_blocks(body, first_line=offset + 1)
-    title = str(meta.get("title") or "") or next((b.text for b in blocks if b.level == 1), "") or fallback_title
-    return _one_line(title), pack(blocks)
+def _so_far(job: SyncJob) -> str:
+    d = job.to_dict()
+    passages, files = d["passages"], d["files"]
+    if passages["total"] is not None:
+        return f"{passages['done']:,} of {passages['total']:,} passages"
+    if files["total"] is not None:
+        return f"reading files, {files['done']:,} of {files['total']:,}"
+    return "waiting for another base's sync"
 
 
-def read_text(text: str, fallback_title: str) -> tuple[str, list[Chunk]]:
-    return fallback_title, pack(text_blocks(text))
+def _mtime(ts: float):
+    from datetime import UTC, datetime
 
-
-_HEADINGS = {f"h{i}": i for i in range(1, 7)}
-_BLOCKS = {"p", "li", "pre", "blockquote", "td", "th", "dt", "dd", "figcaption", "caption", "address", *_HEADINGS}
-_DROP = ["script", "style", "noscript", "template", "svg", "nav", "head"]
-
-
-def read_html(html: str, fallback_title: str) -> tuple[str, list[Chunk]]:
-    """Headings and text blocks in document order, each with its line in the HTML source."""
-    from bs4 import BeautifulSoup
-
-    soup = BeautifulSoup(html, "html.parser")
-    title_tag = soup.find("title")
-    page_title = _one_line(title_tag.get_text(" ")) if title_tag else ""
-    for tag in soup(_DROP):
-        tag.decompose()
-    blocks: list[Block] = []
-    for tag in soup.find_all(_BLOCKS):
-        if tag.find(_BLOCKS):  # a container: its inner blocks speak for it
-            continue
-        text = tag.get_text("\n" if tag.name == "pre" else " ", strip=tag.name != "pre")
-        text = text if tag.name == "pre" else _one_line(text)
-        if text.strip():
-            blocks.append(Block(text, line=tag.sourceline, level=_HEADINGS.get(tag.name, 0)))
-    if not any(not b.level for b in blocks):  # no paragraphs marked up: take the page's text
-        body = soup.body or soup
-        blocks += text_blocks(body.get_text("\n"))
-    h1 = next((b.text for b in blocks if b.level == 1), "")
-    return page_title or h1 or fallback_title, pack(blocks)
-
-
-def read_pdf(data: bytes, fallback_title: str, name: str = "the PDF") -> tuple[str, list[Chunk]]:
-    """Page by page: each chunk says its page."""
-    from pypdf import PdfReader
-    from pypdf.errors import LimitReachedError
-
-    try:
-        reader = PdfReader(io.BytesIO(data))
-        blocks: list[Block] = []
-        chars = 0
-        for number, page in enumerate(reader.pages, start=1):
-            text = page.extract_text() or ""
-            chars += len(text)
-            check_size(chars, name)
-            blocks += text_blocks(_tidy_pdf_text(text), page=number)
-        title = ""
-        if reader.metadata and reader.metadata.title:
-            title = str(reader.metadata.title)
-    except AstralyxError:  # ours (too much text): as it is
-        raise
-    except LimitReachedError as e:
-        # pypdf stops a stream that unpacks past its limits (75 MB): a decompression bomb, or near enough.
-        raise Invalid(
-            f"This PDF cannot be read: it unpacks to more than can be read ({e}). Split it, or send its text",
-            code="UNREADABLE_FILE",
-        ) from None
-    except Exception as e:  # a malformed file may fail anywhere in the parser: it is the file, not us
-        log.info("unreadable PDF: %s: %s", type(e).__name__, e)
-        raise Invalid(f"This PDF cannot be read ({e}): is it a valid, unencrypted PDF?", code="UNREADABLE_FILE") from None
-    if not title and blocks:
-        first = blocks[0].text.split("\n", 1)[0].strip()
-        title = first if 0 < len(first) <= 120 else ""
-    return _one_line(title) or fallback_title, pack(blocks)
-
-
-def _tidy_pdf_text(text: str) -> str:
-    # Words broken across lines with a hyphen come back whole.
-    return re.sub(r"(\w)-\n(\w)", r"\1\2", text.replace("\r\n", "\n"))
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
+    return datetime.fromtimestamp(ts, UTC).replace(microsecond=0)

@@ -25,7 +25,7 @@ from ..errors import BadRequest, Conflict, NotFound, TooLarge
 from ..locks import folder_lock
 from ..util import sha256
 from .bases import KnowledgeBase, KnowledgeBases
-from .documents import MAX_TEXT_CHARS
+from .parsing import MAX_TEXT_CHARS
 from .writer import FACTS_DIR, Writer, holds_facts
 
 AREAS = {"notes": "notes", "saved": "saved"}

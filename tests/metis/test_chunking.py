@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from astralyx.metis.chunking import MAX_CHARS, Block, markdown_blocks, pack, split_text, text_blocks
-from astralyx.metis.documents import read_markdown, read_text
+from astralyx.metis.parsing import read_markdown, read_text
 
 LEAVE = """---
 title: Leave policy

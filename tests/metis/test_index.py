@@ -13,7 +13,7 @@ from astralyx.eos.deployments import DeploymentSpec
 from astralyx.eos.runtimes.base import Embedder
 from astralyx.metis.bases import parse_request
 from astralyx.metis.chunking import Chunk
-from astralyx.metis.documents import ParsedDocument
+from astralyx.metis.parsing import ParsedDocument
 from astralyx.util import atomic_write
 
 # Words that mean the same thing land on the same dimension: what a real model does for synonyms.

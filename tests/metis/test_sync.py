@@ -8,8 +8,8 @@ from click.testing import CliRunner
 
 from astralyx.cli import cli
 
-from .test_documents import make_pdf
 from .test_index import ConceptEmbedder, labels, make_base, owner
+from .test_parsing import make_pdf
 from .test_search import write
 
 BASE = "/v1/metis/knowledge-bases/{}"

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from astralyx.metis.chunking import atx_heading, markdown_blocks, pack, split_text
-from astralyx.metis.documents import MAX_TEXT_CHARS, parse_file
+from astralyx.metis.parsing import MAX_TEXT_CHARS, parse_file
 
 URL = "/v1/metis/knowledge-bases/docs/files"
 

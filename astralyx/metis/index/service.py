@@ -23,9 +23,9 @@ from ...eos.runtimes.base import Embedder
 from ...errors import AstralyxError, Unavailable
 from ...util import sha256
 from ..bases import KnowledgeBase, KnowledgeBases
-from ..documents import ParsedDocument, decode, parse_file, read_markdown, split_front_matter, supported
 from ..jobs import SyncJob
 from ..notes import note_title
+from ..parsing import ParsedDocument, decode, parse_file, read_markdown, split_front_matter, supported
 from ..sources import Rule, walk
 from ..writer import FileChange, holds_facts
 from .keywords import USE_FROM as KEYWORDS_FROM

@@ -14,7 +14,7 @@ from typing import Any
 from ...errors import Invalid
 from ..bases import KnowledgeBase
 from ..chunking import Chunk
-from ..documents import ParsedDocument
+from ..parsing import ParsedDocument
 from ..writer import holds_facts
 from .facts import CURRENT_DIR, DATE_FORMS, HISTORY_DIR, Fact, moment, parse
 from .timeline import held_on, norm_name

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from astralyx.errors import Invalid
-from astralyx.metis.documents import check_supported, parse_file, read_html, read_pdf
+from astralyx.metis.parsing import check_supported, parse_file, read_html, read_pdf
 
 
 def make_pdf(pages: list[list[str]], title: str | None = None) -> bytes:
