@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
+from typing import Any
 
 from .auth import Keys, Workspaces
 from .auth.roles import INSTANCE_WORKSPACE
@@ -119,7 +120,7 @@ class Astralyx:
             if removed:
                 log.info("removed %d temp file(s) of interrupted writes in %s/%s", len(removed), base.workspace, base.name)
 
-    def sync_all(self) -> dict:
+    def sync_all(self) -> dict[str, Any]:
         """Sync every base's index with its files and sources (at server start, e.g. in a thread):
         a job per base, one after another, each with its status at GET …/knowledge-bases/<b>/sync."""
         return self.documents.sync_all()

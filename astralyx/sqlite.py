@@ -10,12 +10,15 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
-try:  # pragma: no cover - which one depends on the machine
-    import pysqlite3.dbapi2 as sqlite3
-except ImportError:  # pragma: no cover
+if TYPE_CHECKING:  # pysqlite3 has no type information; its API is the standard library's
     import sqlite3
+else:
+    try:  # pragma: no cover - which one depends on the machine
+        import pysqlite3.dbapi2 as sqlite3
+    except ImportError:  # pragma: no cover
+        import sqlite3
 
 __all__ = ["sqlite3", "connect", "Database"]
 
@@ -55,16 +58,16 @@ class Database:
                 self._all.append(conn)
         return conn
 
-    def execute(self, sql: str, params: tuple | dict = ()) -> sqlite3.Cursor:
+    def execute(self, sql: str, params: tuple[Any, ...] | dict[str, Any] = ()) -> sqlite3.Cursor:
         return self.conn.execute(sql, params)
 
-    def query(self, sql: str, params: tuple | dict = ()) -> list[sqlite3.Row]:
+    def query(self, sql: str, params: tuple[Any, ...] | dict[str, Any] = ()) -> list[sqlite3.Row]:
         return self.conn.execute(sql, params).fetchall()
 
-    def one(self, sql: str, params: tuple | dict = ()) -> sqlite3.Row | None:
-        return self.conn.execute(sql, params).fetchone()
+    def one(self, sql: str, params: tuple[Any, ...] | dict[str, Any] = ()) -> sqlite3.Row | None:
+        return cast("sqlite3.Row | None", self.conn.execute(sql, params).fetchone())
 
-    def scalar(self, sql: str, params: tuple | dict = ()) -> Any:
+    def scalar(self, sql: str, params: tuple[Any, ...] | dict[str, Any] = ()) -> Any:
         """The first column of the first row (a count, a max), or None without a row."""
         row = self.one(sql, params)
         return row[0] if row is not None else None

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import builtins
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, cast
 
 from ..errors import Conflict, Invalid, NotFound, Unauthorized
-from ..sqlite import Database
+from ..sqlite import Database, sqlite3
 from ..util import check_name, iso, new_id, sha256
 from .actor import Actor
 from .roles import KEYS_MANAGE, ROLES, WORKSPACES_MANAGE
@@ -40,7 +42,7 @@ class Key:
     last_used_at: str | None
     revoked_at: str | None
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
 
 
@@ -48,10 +50,10 @@ class Workspaces:
     def __init__(self, db: Database) -> None:
         self.db = db
         # Called with the name of each new workspace (e.g. to give it the default deployments).
-        self.on_create: list = []
+        self.on_create: list[Callable[[str], None]] = []
         db.ensure(SCHEMA)
 
-    def create(self, actor: Actor | None, name: str) -> dict:
+    def create(self, actor: Actor | None, name: str) -> dict[str, Any]:
         if actor is not None:
             actor.require(WORKSPACES_MANAGE)
         check_name(name, "Workspace")
@@ -63,7 +65,7 @@ class Workspaces:
             hook(name)
         return {"name": name}
 
-    def list(self, actor: Actor) -> builtins.list[dict]:
+    def list(self, actor: Actor) -> builtins.list[dict[str, Any]]:
         if actor.can(WORKSPACES_MANAGE):
             rows = self.db.query("SELECT name, created_at FROM workspaces ORDER BY name")
         else:
@@ -120,7 +122,7 @@ class Keys:
         self._check_can_manage(actor, row["workspace"])
         with self.db.transaction() as conn:
             conn.execute("UPDATE keys SET revoked_at=? WHERE id=? AND revoked_at IS NULL", (iso(), key_id))
-        return self._key(self.db.one("SELECT * FROM keys WHERE id=?", (key_id,)))
+        return self._key(cast(sqlite3.Row, self.db.one("SELECT * FROM keys WHERE id=?", (key_id,))))
 
     def authenticate(self, token: str) -> Actor:
         row = self.db.one("SELECT * FROM keys WHERE hash=?", (sha256(token),))
@@ -139,7 +141,7 @@ class Keys:
         return int(self.db.scalar("SELECT count(*) FROM keys"))
 
     @staticmethod
-    def _key(row) -> Key:
+    def _key(row: sqlite3.Row) -> Key:
         return Key(
             row["id"], row["workspace"], row["role"], row["name"], row["created_at"],
             row["last_used_at"], row["revoked_at"],

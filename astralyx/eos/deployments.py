@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ..auth.actor import Actor
 from ..auth.roles import DEPLOYMENTS_CALL, DEPLOYMENTS_READ, DEPLOYMENTS_UPDATE
 from ..errors import Invalid, NotFound, validation_message
-from ..sqlite import Database
+from ..sqlite import Database, sqlite3
 from ..util import check_name, iso
 
 if TYPE_CHECKING:
@@ -118,7 +118,7 @@ class Deployments:
         self.listeners: list[Callable[[str, str], None]] = []
         # Called with (workspace, spec) before a spec is written: each may refuse it (raise) or
         # return it normalised (spec.tools: astralyx/eos/tools.py, wired in core.py).
-        self.validators: list = []
+        self.validators: list[Callable[[str, DeploymentSpec], DeploymentSpec]] = []
         db.ensure(SCHEMA)
 
     def put(self, actor: Actor | None, workspace: str, name: str, spec: DeploymentSpec) -> Deployment:
@@ -244,7 +244,7 @@ class Deployments:
         return self._row(row) if row else None
 
     @staticmethod
-    def _row(row) -> Deployment:
+    def _row(row: sqlite3.Row) -> Deployment:
         return Deployment(
             workspace=row["workspace"],
             name=row["name"],

@@ -231,7 +231,7 @@ class Gateway:
             message.pop("tool_calls", None)
             return self._answer(turn, response, message, "stop" if finish == "tool_calls" else finish)
 
-    def _answer(self, turn: Turn, response: dict, message: dict, finish: str) -> dict[str, Any]:
+    def _answer(self, turn: Turn, response: dict[str, Any], message: dict[str, Any], finish: str) -> dict[str, Any]:
         message.setdefault("role", "assistant")
         message.setdefault("content", None)
         out = {
@@ -401,7 +401,8 @@ class Gateway:
         return done.result
 
     # -- built-in calls made beside a client's call -----------------------------------
-    def _keep(self, turn: Turn, client_calls: list[dict], ours: list[dict], results: list[dict]) -> None:
+    def _keep(self, turn: Turn, client_calls: list[dict[str, Any]], ours: list[dict[str, Any]],
+              results: list[dict[str, Any]]) -> None:
         """Keep the built-in exchange of a turn that goes back to the client, to put it back later."""
         with self.db.transaction() as conn:
             # Kept for a week: long enough for a client to answer its call, and the table stays small.
@@ -422,8 +423,8 @@ class Gateway:
             if not calls:
                 out.append(message)
                 continue
-            extra_calls: list[dict] = []
-            extra_results: list[dict] = []
+            extra_calls: list[dict[str, Any]] = []
+            extra_results: list[dict[str, Any]] = []
             for call in calls:
                 cid = call.get("id") if isinstance(call, dict) else None
                 if not cid:

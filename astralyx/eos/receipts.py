@@ -14,7 +14,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import rfc8785
 from nacl.exceptions import BadSignatureError
@@ -234,7 +234,7 @@ class Receipts:
         if row is None:
             raise NotFound(f"Receipt {receipt_id!r} not found in this workspace: receipt ids come in chat responses "
                            "(astralyx.receipts)", code="RECEIPT_NOT_FOUND")
-        return json.loads(row["document"])
+        return cast(dict[str, Any], json.loads(row["document"]))
 
     def check(self, actor: Actor, document: Any) -> Verdict:
         """Verify a receipt with this gateway's key; for this workspace's receipts, name any changed field."""

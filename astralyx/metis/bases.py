@@ -5,7 +5,7 @@ from __future__ import annotations
 import builtins
 import json
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -16,7 +16,7 @@ from ..auth.actor import Actor
 from ..auth.roles import MANAGE_BASES, READ
 from ..eos.deployments import Deployments
 from ..errors import Conflict, Invalid, NotFound, validation_message
-from ..sqlite import Database
+from ..sqlite import Database, sqlite3
 from ..util import NAME_RE, check_name, iso, new_id
 from .sources import Rule, check_patterns
 
@@ -149,7 +149,7 @@ class KnowledgeBases:
         self.root = home / "bases"
         self.deployments = deployments
         # Called with the base before its folder goes (indexes close their files, caches drop).
-        self.on_delete: list = []
+        self.on_delete: list[Callable[[KnowledgeBase], None]] = []
         db.ensure(SCHEMA)
 
     def folder(self, workspace: str, name: str) -> Path:
@@ -245,7 +245,7 @@ class KnowledgeBases:
     def purge_trash(self) -> None:
         shutil.rmtree(self.root / ".trash", ignore_errors=True)
 
-    def _row(self, row) -> KnowledgeBase:
+    def _row(self, row: sqlite3.Row) -> KnowledgeBase:
         return KnowledgeBase(
             workspace=row["workspace"],
             name=row["name"],

@@ -10,7 +10,7 @@ import logging
 import re
 import unicodedata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..auth.actor import Actor
 from ..auth.roles import READ, WRITE_CONTENT
@@ -22,6 +22,9 @@ from .index import Index
 from .jobs import SyncJob, SyncJobs
 from .parsing import check_supported, parse_file
 from .writer import UPLOADS, Writer
+
+if TYPE_CHECKING:
+    from datetime import datetime
 
 log = logging.getLogger("astralyx.metis")
 
@@ -221,7 +224,7 @@ def _so_far(job: SyncJob) -> str:
     return "waiting for another base's sync"
 
 
-def _mtime(ts: float):
+def _mtime(ts: float) -> datetime:
     from datetime import UTC, datetime
 
     return datetime.fromtimestamp(ts, UTC).replace(microsecond=0)

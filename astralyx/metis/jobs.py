@@ -65,7 +65,7 @@ class SyncJob:
     exception: AstralyxError | None = field(default=None, repr=False)  # what a caller waiting for it raises
     cancel: threading.Event = field(default_factory=threading.Event, repr=False)
     done: threading.Event = field(default_factory=threading.Event, repr=False)
-    _samples: deque = field(default_factory=lambda: deque(maxlen=256), repr=False)
+    _samples: deque[tuple[float, int]] = field(default_factory=lambda: deque(maxlen=256), repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property

@@ -26,7 +26,7 @@ from ..auth.actor import Actor
 from ..auth.roles import DEPLOYMENTS_CALL, READ, WRITE_CONTENT
 from ..errors import Conflict, Invalid, NotFound, RateLimited
 from ..locks import folder_lock
-from ..sqlite import Database
+from ..sqlite import Database, sqlite3
 from ..util import iso, new_id, now, sha256
 from .bases import KnowledgeBase, KnowledgeBases
 from .notes import Notes
@@ -424,14 +424,14 @@ class Saves:
         return save
 
     @staticmethod
-    def _save(row) -> ModelSave:
+    def _save(row: sqlite3.Row) -> ModelSave:
         return ModelSave(
             row["id"], row["workspace"], row["base"], row["deployment"], row["conversation"], row["title"], row["path"],
             row["version"], bool(row["confirmed"]), row["created_at"], row["undone_at"],
         )
 
     @staticmethod
-    def _draft(row) -> Draft:
+    def _draft(row: sqlite3.Row) -> Draft:
         return Draft(
             row["id"], row["workspace"], row["base"], row["deployment"], row["conversation"], row["title"], row["text"],
             row["status"], row["created_at"], row["save_id"],

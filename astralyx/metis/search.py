@@ -24,7 +24,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..auth.actor import Actor
 from ..auth.roles import READ
@@ -32,6 +32,9 @@ from ..errors import Invalid
 from .bases import KnowledgeBase, KnowledgeBases
 from .index import Index
 from .index.store import Row
+
+if TYPE_CHECKING:
+    import numpy as np
 
 log = logging.getLogger("astralyx.metis")
 
@@ -93,7 +96,7 @@ class Search:
         self.bases = bases
         self.index = index
         self.rerankers: dict[str, Reranker] = {}
-        self._vectors: OrderedDict[tuple[str, str], tuple[float, Any]] = OrderedDict()  # (embedding, query)
+        self._vectors: OrderedDict[tuple[str, str], tuple[float, np.ndarray]] = OrderedDict()  # (embedding, query)
         self._vectors_lock = threading.Lock()
 
     def search(
@@ -104,7 +107,9 @@ class Search:
         base = self.bases.get(actor, base_name)
         return self.search_in(base, query, max_results, as_of)
 
-    def search_in(self, base: KnowledgeBase, query: str, max_results: int = MAX_RESULTS, as_of: str | None = None) -> dict:
+    def search_in(
+        self, base: KnowledgeBase, query: str, max_results: int = MAX_RESULTS, as_of: str | None = None
+    ) -> dict[str, Any]:
         if not isinstance(query, str) or not query.strip():
             raise Invalid("Give a query: the words or question to search for", code="INVALID_QUERY")
         if len(query) > MAX_QUERY_CHARS:
@@ -155,7 +160,7 @@ class Search:
         hits = self._rerank(base, hits, as_of)
         return used, hits[:limit]
 
-    def _query_vector(self, base: KnowledgeBase, query: str):
+    def _query_vector(self, base: KnowledgeBase, query: str) -> np.ndarray | None:
         if base.spec.embedding is None:
             return None
         store = self.index.store(base)

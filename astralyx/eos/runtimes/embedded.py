@@ -11,6 +11,7 @@ import importlib.util
 import os
 import threading
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 
@@ -23,7 +24,7 @@ BATCH = 32
 def normalise(vectors: np.ndarray) -> np.ndarray:
     vectors = np.asarray(vectors, dtype=np.float32)
     norms = np.linalg.norm(vectors, axis=-1, keepdims=True)
-    return (vectors / np.clip(norms, 1e-12, None)).astype(np.float32)
+    return cast(np.ndarray, (vectors / np.clip(norms, 1e-12, None)).astype(np.float32))
 
 
 def _missing(what: str, install: str) -> Unavailable:
@@ -64,7 +65,7 @@ class E5Embedder(Embedder):
         return self._encode(list(texts), False)
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self._encode([text], True)[0]
+        return cast(np.ndarray, self._encode([text], True)[0])
 
     def embed_queries(self, texts: list[str]) -> np.ndarray:
         return self._encode(list(texts), True)
@@ -136,7 +137,7 @@ class MiniLMEmbedder(Embedder):
         return self._encode(list(texts))
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self._encode([text])[0]
+        return cast(np.ndarray, self._encode([text])[0])
 
     def embed_queries(self, texts: list[str]) -> np.ndarray:
         return self._encode(list(texts))

@@ -82,7 +82,8 @@ class LlamaChat(ChatModel):
 
     # -- shaping the request --------------------------------------------------------------
     def _prepare(self, request: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, Any] | None]:
-        from llama_cpp import LlamaGrammar, llama_grammar
+        from llama_cpp import llama_grammar
+        from llama_cpp.llama_grammar import LlamaGrammar
 
         messages = request.get("messages")
         if not isinstance(messages, list) or not messages:

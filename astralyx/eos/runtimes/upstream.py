@@ -12,7 +12,7 @@ import json
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, cast
 
 import httpx
 import numpy as np
@@ -82,7 +82,7 @@ class Upstream:
         if response.status_code >= 400:
             raise self.error(response)
         try:
-            return response.json()
+            return cast(dict[str, Any], response.json())
         except ValueError:
             raise BadGateway(
                 f"Deployment {self.deployment!r}: the server at {self.url} did not answer with JSON",
@@ -161,7 +161,7 @@ class UpstreamEmbedder(Embedder):
         return self._embed([("passage: " + t) if self.e5_prefixes else t for t in texts])
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self.embed_queries([text])[0]
+        return cast(np.ndarray, self.embed_queries([text])[0])
 
     def embed_queries(self, texts: list[str]) -> np.ndarray:
         if not texts:

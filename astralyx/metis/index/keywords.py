@@ -29,6 +29,10 @@ import threading
 import unicodedata
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
+
+if TYPE_CHECKING:
+    import tantivy
 
 log = logging.getLogger("astralyx.metis")
 
@@ -50,7 +54,7 @@ def stems(text: str) -> list[str]:
 
         _stemmer = Stemmer.Stemmer("porter")
     folded = "".join(c for c in unicodedata.normalize("NFKD", text.lower()) if not unicodedata.combining(c))
-    return _stemmer.stemWords(_TOKEN.findall(folded))
+    return cast(list[str], _stemmer.stemWords(_TOKEN.findall(folded)))
 META_ID = -1  # the document that holds the sidecar's generation
 WRITER_HEAP = 32_000_000
 
@@ -60,7 +64,7 @@ Text = tuple[str, str, str]
 Snapshot = Callable[[], tuple[int, list[tuple[int, Text]]]]
 
 
-def _schema():
+def _schema() -> tantivy.Schema:
     import tantivy
 
     sb = tantivy.SchemaBuilder()
@@ -73,7 +77,7 @@ def _schema():
     return sb.build()
 
 
-def _open(path: Path):
+def _open(path: Path) -> tantivy.Index:
     import tantivy
 
     index = tantivy.Index(_schema(), path=str(path), reuse=True)
@@ -85,7 +89,7 @@ def _open(path: Path):
 class _View:
     """One searcher with what FTS5's bm25() counts over the whole base: passages and their mean length."""
 
-    def __init__(self, searcher) -> None:
+    def __init__(self, searcher: tantivy.Searcher) -> None:
         import tantivy
 
         self.searcher = searcher
@@ -103,7 +107,7 @@ class KeywordSidecar:
         self.snapshot = snapshot
         self.count = count
         self.generation: int | None = None
-        self._index = None
+        self._index: tantivy.Index | None = None
         self._view: _View | None = None
         self._lock = threading.RLock()
         self._building: threading.Thread | None = None
@@ -172,7 +176,7 @@ class KeywordSidecar:
                 f = body.count(f" {term} ") if term in idf else 0
                 if f:
                     score += idf[term] * f * (K1 + 1) / (f + norm)
-            scored.append((-score, cid))
+            scored.append((-score, cast(int, cid)))  # the id field holds integers
         scored.sort()  # best first; equal scores by chunk id, as FTS5 meets them
         return [cid for _, cid in scored[:limit]]
 
@@ -197,7 +201,7 @@ class KeywordSidecar:
                 log.exception("updating the keyword sidecar %s failed; it is rebuilt", self.path)
                 self.generation = None
 
-    def _commit(self, index, changes: dict[int, Text | None], generation: int) -> None:
+    def _commit(self, index: tantivy.Index, changes: dict[int, Text | None], generation: int) -> None:
         import tantivy
 
         writer = index.writer(heap_size=WRITER_HEAP, num_threads=1)

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...eos.runtimes.base import Embedder
 from ...errors import AstralyxError, Unavailable
@@ -30,6 +30,11 @@ from ..sources import Rule, walk
 from ..writer import FileChange, holds_facts
 from .keywords import USE_FROM as KEYWORDS_FROM
 from .store import BaseIndex, Entry, embedding_text
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ...eos.runtimes import Runtimes
 
 log = logging.getLogger("astralyx.metis")
 
@@ -87,7 +92,7 @@ class SyncReport:
 
 
 class Index:
-    def __init__(self, bases: KnowledgeBases, runtimes: Any = None) -> None:
+    def __init__(self, bases: KnowledgeBases, runtimes: Runtimes | None = None) -> None:
         self.bases = bases
         self.runtimes = runtimes  # core.runtimes: embedders of the bases' embedding deployments
         # The seam for the embedding of a base: (base) -> Embedder | None. By default the base's
@@ -568,7 +573,7 @@ class Index:
         }
 
 
-def _embed(embedder: Embedder, texts: list[str]):
+def _embed(embedder: Embedder, texts: list[str]) -> np.ndarray:
     import numpy as np
 
     if not texts:

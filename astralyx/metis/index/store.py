@@ -21,12 +21,12 @@ import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:  # numpy is imported where vectors are read or written (listing bases does not load it)
     import numpy as np
 
-from ...sqlite import Database
+from ...sqlite import Database, sqlite3
 from ...util import iso
 from ..chunking import Chunk
 from .keywords import KeywordSidecar, Text
@@ -79,7 +79,7 @@ def fingerprint(kind: str, text: str) -> str | None:
     return hashlib.blake2b(f"{kind}\0{norm}".encode(), digest_size=16).hexdigest() if norm else None
 
 
-def _add_passage_copies(conn) -> None:
+def _add_passage_copies(conn: sqlite3.Connection) -> None:
     """Schema step: identical passages indexed once. chunks.fingerprint (fingerprint() above; NULL: never
     merged) and chunks.copy_of (NULL: the copy that is searched and answered; else the chunk answered
     for it; a copy has no row in chunks_fts or chunks_vec). Chunks of an index.db made before get their
@@ -234,12 +234,13 @@ class BaseIndex:
         return generation, [(r[0], (r[1], " ".join(json.loads(r[2])), r[3])) for r in rows]
 
     @staticmethod
-    def _bump(conn, key: str) -> int:
+    def _bump(conn: sqlite3.Connection, key: str) -> int:
         """The next generation of a sidecar (`vectors_generation`, `keywords_generation`), in the write's transaction."""
         conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key=?", (key,))
         return int(conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()[0])
 
-    def _changed(self, conn, changes: dict[int, np.ndarray | None], texts: dict[int, Text | None]) -> Callable[[], None]:
+    def _changed(self, conn: sqlite3.Connection, changes: dict[int, np.ndarray | None],
+                 texts: dict[int, Text | None]) -> Callable[[], None]:
         """Within a write's transaction, the sidecars' next generations; returns what hands the change to
         them, to call once the transaction has committed."""
         generation = self._bump(conn, "vectors_generation") if changes else 0
@@ -399,7 +400,7 @@ class BaseIndex:
                         (doc_id, i, chunk.text, json.dumps(chunk.headings, ensure_ascii=False), chunk.line, chunk.page,
                          fp, first[0] if first else None),
                     )
-                    rowid = cur.lastrowid
+                    rowid = cast(int, cur.lastrowid)  # set after an INSERT
                     vector = None if e.vectors is None or not dims else np.asarray(e.vectors[i], dtype=np.float32)
                     if vector is not None and np.isnan(vector).any():
                         vector = None  # not embedded: a copy of a passage held with its vector (to_embed)
@@ -484,7 +485,8 @@ class BaseIndex:
         publish()
         return removed
 
-    def _delete(self, conn, key: str, changes: dict[int, np.ndarray | None], texts: dict[int, Text | None]) -> int:
+    def _delete(self, conn: sqlite3.Connection, key: str, changes: dict[int, np.ndarray | None],
+                texts: dict[int, Text | None]) -> int:
         row = conn.execute("SELECT id FROM documents WHERE key=?", (key,)).fetchone()
         if row is None:
             return 0
@@ -512,7 +514,7 @@ class BaseIndex:
         conn.execute("DELETE FROM documents WHERE id=?", (doc_id,))
         return 1
 
-    def _promote(self, conn, cid: int, hid: int, doc_id: int, vector: bytes | None,
+    def _promote(self, conn: sqlite3.Connection, cid: int, hid: int, doc_id: int, vector: bytes | None,
                  changes: dict[int, np.ndarray | None], texts: dict[int, Text | None]) -> None:
         """The first copy of a passage (cid) goes with its document: the next copy in another document (hid)
         is answered instead, searched by its own words and the vector of the same text."""
@@ -533,7 +535,7 @@ class BaseIndex:
             changes[hid] = np.frombuffer(vector, dtype=np.float32).copy()
 
     @staticmethod
-    def _lend_vector(conn, first: int, vector: np.ndarray, changes: dict[int, np.ndarray | None]) -> None:
+    def _lend_vector(conn: sqlite3.Connection, first: int, vector: np.ndarray, changes: dict[int, np.ndarray | None]) -> None:
         """A first copy without a vector (its document not embedded again yet) takes its copy's: the same text."""
         if conn.execute("SELECT 1 FROM chunks_vec WHERE rowid=?", (first,)).fetchone() is None:
             conn.execute("INSERT INTO chunks_vec(rowid, embedding) VALUES (?,?)", (first, vector.tobytes()))
@@ -605,7 +607,7 @@ class BaseIndex:
         }
 
 
-def _doc(row) -> StoredDocument:
+def _doc(row: sqlite3.Row) -> StoredDocument:
     return StoredDocument(
         key=row["key"], origin=row["origin"], kind=row["kind"], label=row["label"], title=row["title"], hash=row["hash"],
         attrs=json.loads(row["attrs"]), size=row["size"], chunks=row["chunks"], indexed_at=row["indexed_at"],

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # numpy is imported where vectors are handled
     import numpy as np
+    import usearch.index
 
 from ...util import atomic_write, fsync_dir
 
@@ -288,7 +289,7 @@ class VectorSidecar:
             self._index, self.generation = None, None
 
 
-def _usearch() -> Any:
+def _usearch() -> type[usearch.index.Index]:
     """usearch's Index class, imported after onnxruntime.
 
     Importing onnxruntime after usearch kills the process (a segmentation fault, seen with usearch 2.x
@@ -305,7 +306,7 @@ def _usearch() -> Any:
     return Index
 
 
-def _new_index(dimensions: int):
+def _new_index(dimensions: int) -> usearch.index.Index:
     Index = _usearch()
 
     return Index(

@@ -154,7 +154,7 @@ _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
 _FACT_KEYS = ("subject", "attribute", "fact")
 
 
-def _facts_in(value: Any) -> list[dict] | None:
+def _facts_in(value: Any) -> list[dict[str, Any]] | None:
     """The fact objects of a decoded answer, or None if it is not an answer at all."""
     if isinstance(value, dict):
         if isinstance(value.get("facts"), list):
@@ -168,7 +168,7 @@ def _facts_in(value: Any) -> list[dict] | None:
     return None
 
 
-def parse_answer(text: str | None) -> list[dict]:
+def parse_answer(text: str | None) -> list[dict[str, Any]]:
     """Read the facts out of what a model said, whatever it wrapped them in.
 
     Copes with <think>…</think> (closed, or left open), ```json fences, prose before and after,
@@ -201,7 +201,7 @@ def parse_answer(text: str | None) -> list[dict]:
             if found is not None:
                 return found
     # Cut short (or otherwise broken): keep every complete fact object there is.
-    salvaged: list[dict] = []
+    salvaged: list[dict[str, Any]] = []
     pos = 0
     while True:
         start = text.find("{", pos)
@@ -237,12 +237,12 @@ def _key(subject: str, attribute: str, fact: str) -> tuple[str, str, str]:
 
 @dataclass
 class Proposals:
-    facts: list[dict] = field(default_factory=list)
+    facts: list[dict[str, Any]] = field(default_factory=list)
     left_out_secrets: int = 0
     dropped: int = 0  # items the model gave that were not facts (missing fields)
 
 
-def clean(raw: list[dict], lines: list[Line], *, source: str) -> Proposals:
+def clean(raw: list[dict[str, Any]], lines: list[Line], *, source: str) -> Proposals:
     """Proposals from the model's facts: complete, deduplicated, dated from their message, no secrets."""
     by_number = {line.number: line for line in lines}
     last = lines[-1]
@@ -352,7 +352,7 @@ class Extractor:
                 code="CONVERSATION_TOO_LONG",
             )
         call = Call()
-        raw: list[dict] = []
+        raw: list[dict[str, Any]] = []
         for part in parts:
             raw.extend(self._read(model, deployment, part, today=today, known=known, max_tokens=answer_tokens, call=call))
 
@@ -398,8 +398,9 @@ class Extractor:
         return DEFAULT_CONTEXT_TOKENS
 
     def _read(
-        self, model: Any, deployment: str, part: list[Line], *, today: date, known: dict, max_tokens: int, call: Call
-    ) -> list[dict]:
+        self, model: Any, deployment: str, part: list[Line], *, today: date, known: dict[str, list[str]], max_tokens: int,
+        call: Call,
+    ) -> list[dict[str, Any]]:
         """One window → its facts; one retry when the answer cannot be read."""
         for attempt in range(2):
             request = {
@@ -432,15 +433,15 @@ class Extractor:
         )
 
     # -- the memory ----------------------------------------------------------
-    def _preview(self, actor: Actor, base_name: str, facts: list[dict]) -> list[dict]:
+    def _preview(self, actor: Actor, base_name: str, facts: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Each proposal with what it would become if kept (the memory decides; nothing is written)."""
         if not facts:
             return []
-        outcomes = self.memory.preview(actor, base_name, list[FactIn | dict](facts))
+        outcomes = self.memory.preview(actor, base_name, list[FactIn | dict[str, Any]](facts))
         return [_proposal(fact, outcome) for fact, outcome in zip(facts, outcomes, strict=True)]
 
 
-def _proposal(fact: dict, outcome: dict) -> dict:
+def _proposal(fact: dict[str, Any], outcome: dict[str, Any]) -> dict[str, Any]:
     """A proposal as clients show it: status new / replaces / older / known / confirms; known ones flagged
     (unticked). Confirms: known, said on another date; kept, it records that saying on the fact.
 

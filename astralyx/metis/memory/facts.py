@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator
-from pydantic.json_schema import JsonDict
+from pydantic.config import JsonDict
 from pydantic_core import PydanticCustomError
 
 from ...errors import Invalid

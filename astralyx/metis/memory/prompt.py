@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date
+from typing import Any
 
 # The answer: {"facts": [{"subject", "attribute", "fact", "message"}]}. Kept small and flat: the
 # smaller the schema, the steadier a small model follows it.
-ANSWER_SCHEMA: dict = {
+ANSWER_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "facts": {
@@ -36,7 +37,7 @@ ANSWER_SCHEMA: dict = {
     "additionalProperties": False,
 }
 
-RESPONSE_FORMAT: dict = {
+RESPONSE_FORMAT: dict[str, Any] = {
     "type": "json_schema",
     "json_schema": {"name": "facts", "strict": True, "schema": ANSWER_SCHEMA},
 }
@@ -107,7 +108,7 @@ def render_known(known: dict[str, list[str]], *, max_chars: int = 3000) -> str:
     return "\n".join(out)
 
 
-def messages(lines: list[Line], *, today: date, known: dict[str, list[str]], retry: bool = False) -> list[dict]:
+def messages(lines: list[Line], *, today: date, known: dict[str, list[str]], retry: bool = False) -> list[dict[str, Any]]:
     """The chat messages of one extraction request (one window of the conversation)."""
     dates = sorted({line.said_at[:10] for line in lines})
     parts = [f"Today is {day(today.isoformat())}."]

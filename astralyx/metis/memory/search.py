@@ -8,8 +8,9 @@ before history and, with `as_of`, keep only the facts that held on that date.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...errors import Invalid
 from ..bases import KnowledgeBase
@@ -18,6 +19,9 @@ from ..parsing import ParsedDocument
 from ..writer import holds_facts
 from .facts import CURRENT_DIR, DATE_FORMS, HISTORY_DIR, Fact, moment, parse
 from .timeline import held_on, norm_name
+
+if TYPE_CHECKING:
+    from ..search import Hit
 
 PREFIX = CURRENT_DIR + "/"
 
@@ -49,7 +53,7 @@ def fact_document(base: KnowledgeBase, fact: Fact) -> ParsedDocument:
     )
 
 
-def make_reader(fallback: Any = None):
+def make_reader(fallback: Any = None) -> Callable[[KnowledgeBase, str, str], ParsedDocument | None]:
     """The reader for notes/memory/ (a documents base's notes/memory/ folder is ordinary notes)."""
 
     def read_fact(base: KnowledgeBase, relpath: str, text: str) -> ParsedDocument | None:
@@ -75,7 +79,7 @@ def _fact_of(hit: Any) -> Fact | None:
     )
 
 
-def rerank(base: KnowledgeBase, hits: list, as_of: str | None) -> list:
+def rerank(base: KnowledgeBase, hits: list[Hit], as_of: str | None) -> list[Hit]:
     """Current facts before their history; as_of: only the facts that held on that date."""
     if as_of:
         from .service import as_of_moment
@@ -92,7 +96,7 @@ def rerank(base: KnowledgeBase, hits: list, as_of: str | None) -> list:
         return kept
     # Per subject+attribute: its current fact first, then its history, newest first; the groups keep
     # the rank of their best hit, so a relevant history fact is not pushed out by unrelated current ones.
-    groups: dict[tuple[str, str], list] = {}
+    groups: dict[tuple[str, str], list[Hit]] = {}
     for hit in hits:
         attrs = hit.attrs or {}
         key = (norm_name(str(attrs.get("subject", ""))), norm_name(str(attrs.get("attribute", ""))))

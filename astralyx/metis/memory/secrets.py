@@ -67,7 +67,7 @@ _SKIP_PLUGINS = {"IPPublicDetector", "KeywordDetector", "Base64HighEntropyString
 
 
 @lru_cache(maxsize=1)
-def _plugins() -> list:
+def _plugins() -> list[Any]:
     from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
     from detect_secrets.plugins.base import RegexBasedDetector
 

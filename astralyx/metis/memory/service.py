@@ -30,7 +30,7 @@ from .timeline import CONFIRMS, KNOWN, OLDER, REPLACES, held_on, key_of, norm_na
 MAX_BATCH = 500
 
 # What keeping a batch would do: the answers, and the facts before and after by id.
-Plan = tuple[list[dict], dict[str, Fact], dict[str, Fact]]
+Plan = tuple[list[dict[str, Any]], dict[str, Fact], dict[str, Fact]]
 
 
 def _brief(fact: Fact) -> dict[str, Any]:
@@ -177,7 +177,9 @@ class Memory:
         return answer
 
     # -- keeping -----------------------------------------------------------
-    def preview(self, actor: Actor, base_name: str, facts: builtins.list[FactIn | dict]) -> builtins.list[dict[str, Any]]:
+    def preview(
+        self, actor: Actor, base_name: str, facts: builtins.list[FactIn | dict[str, Any]]
+    ) -> builtins.list[dict[str, Any]]:
         """What each fact WOULD become if kept (new, replaces, older, known). Writes nothing."""
         base = self.base(actor, base_name, WRITE_CONTENT)
         incoming = self._validate(facts)
@@ -186,7 +188,7 @@ class Memory:
             results, _, _ = self._plan(store, incoming)
         return results
 
-    def keep(self, actor: Actor, base_name: str, facts: builtins.list[FactIn | dict]) -> dict[str, Any]:
+    def keep(self, actor: Actor, base_name: str, facts: builtins.list[FactIn | dict[str, Any]]) -> dict[str, Any]:
         """Keep facts as one step (all or nothing). Answers what became of each and how many were replaced."""
         base = self.base(actor, base_name, WRITE_CONTENT)
         incoming = self._validate(facts)
@@ -205,7 +207,7 @@ class Memory:
             "confirmed": sum(1 for r in results if r["change"] == CONFIRMS),
         }
 
-    def _validate(self, facts: builtins.list[FactIn | dict]) -> builtins.list[FactIn]:
+    def _validate(self, facts: builtins.list[FactIn | dict[str, Any]]) -> builtins.list[FactIn]:
         if not isinstance(facts, list) or not facts:
             raise BadRequest('Send {"facts": [{"subject", "attribute", "fact", "source", "said_at"?}, …]}', code="INVALID_FACT")
         if len(facts) > MAX_BATCH:

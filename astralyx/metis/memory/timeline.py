@@ -90,7 +90,7 @@ def settle(
             wording = this
     new_ids = {f.id for f in incoming}
     # Per fact: the note it goes on (None: a new note from `head.note`), then its fields.
-    built: list[tuple[Fact | None, _Saying, dict]] = []
+    built: list[tuple[Fact | None, _Saying, dict[str, Any]]] = []
     where: dict[str, str] = {}
     for run in runs:
         firsts = [s.note for s in run if s.first]
