@@ -114,6 +114,7 @@ def main() -> int:
     table = "\n".join(rows)
     print(table)
     if args.write:
+        sys.path.insert(0, str(HERE.parent))  # the repository: bench.scifact
         from bench.scifact import write_section
 
         command = f"python bench/copies.py --before <main checkout> --passages {args.passages} --runs {args.runs} --write"
