@@ -124,7 +124,7 @@ def main() -> int:
             f"holding every chapter again; the hashing embedder (times without a model's); best of {args.runs} runs "
             f"each, alternating, in fresh processes; {args.queries} queries (a sentence of a random passage).\n\n"
             f"{table}\n\nWith a real model the texts not embedded are the time saved: at e5-small's ~27 passages/s "
-            f"on this machine, {(best['ours']['passages'] - best['ours']['embedded']) / 27 / 60:.0f} minutes for "
+            f"on this machine, {(best['ours']['passages'] - best['ours']['embedded']) / 27 / 60:.1f} minutes for "
             f"this book." if "before" in best else f"{table}",
         )
     return 0
