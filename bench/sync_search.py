@@ -71,7 +71,7 @@ def main() -> None:
         tmp = Path(tmp_name)
         src = tmp / "folder"
         write_files(src, texts[: args.seed], "a")
-        core = Astralyx(Settings.load(tmp / "home"))
+        core = Astralyx(Settings.load(tmp / "home")).start()
         core.index.yield_to_searches = not args.no_yield
         if args.no_yield:
             core.documents.jobs.nice = 0
