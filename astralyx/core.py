@@ -12,6 +12,7 @@ from pathlib import Path
 from .auth import Keys, Workspaces
 from .auth.roles import INSTANCE_WORKSPACE
 from .config import Settings
+from .engines import open_records
 from .eos import tools as tool_specs
 from .eos.catalog import Models
 from .eos.deployments import Deployments, DeploymentSpec, EmbeddedRuntime
@@ -27,7 +28,8 @@ from .metis.notes import Notes
 from .metis.saves import Saves
 from .metis.search import Search
 from .metis.sync import Documents
-from .sqlite import Database
+from .migrations import migrate
+from .migrations.records import STEPS as RECORD_STEPS
 from .util import atomic_write, remove_orphan_temps
 
 log = logging.getLogger("astralyx")
@@ -40,7 +42,9 @@ class Astralyx:
         fresh = not (self.home / "astralyx.db").exists()
         self.home.mkdir(parents=True, exist_ok=True)
         os.chmod(self.home, 0o700)
-        self.db = Database(self.home / "astralyx.db")
+        # The records: astralyx.db here, or PostgreSQL (database_url); brought to the latest schema version.
+        self.db = open_records(self.home, self.settings.database_url or None)
+        migrate(self.db, RECORD_STEPS)
         self.workspaces = Workspaces(self.db)
         self.keys = Keys(self.db)
         self.models = Models(self.home)

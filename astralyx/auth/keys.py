@@ -6,28 +6,11 @@ import builtins
 import secrets
 from dataclasses import dataclass
 
+from ..engines import Database
 from ..errors import Conflict, Invalid, NotFound, Unauthorized
-from ..sqlite import Database
 from ..util import check_name, iso, new_id, sha256
 from .actor import Actor
 from .roles import KEYS_MANAGE, ROLES, WORKSPACES_MANAGE
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS workspaces (
-    name TEXT PRIMARY KEY,
-    created_at TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS keys (
-    id TEXT PRIMARY KEY,
-    workspace TEXT NOT NULL REFERENCES workspaces(name) ON DELETE CASCADE,
-    role TEXT NOT NULL,
-    name TEXT NOT NULL DEFAULT '',
-    hash TEXT NOT NULL UNIQUE,
-    created_at TEXT NOT NULL,
-    last_used_at TEXT,
-    revoked_at TEXT
-);
-"""
 
 
 @dataclass
@@ -49,7 +32,6 @@ class Workspaces:
         self.db = db
         # Called with the name of each new workspace (e.g. to give it the default deployments).
         self.on_create: list = []
-        db.ensure(SCHEMA)
 
     def create(self, actor: Actor | None, name: str) -> dict:
         if actor is not None:
@@ -77,7 +59,6 @@ class Workspaces:
 class Keys:
     def __init__(self, db: Database) -> None:
         self.db = db
-        db.ensure(SCHEMA)
 
     def _check_can_manage(self, actor: Actor | None, workspace: str) -> None:
         if actor is None:

@@ -39,17 +39,6 @@ log = logging.getLogger("astralyx.gateway")
 MAX_ROUNDS = 6
 MAX_RESULTS = 8
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS gateway_exchanges (
-    call_id TEXT NOT NULL,
-    workspace TEXT NOT NULL,
-    deployment TEXT NOT NULL,
-    calls TEXT NOT NULL,
-    results TEXT NOT NULL,
-    created_at TEXT NOT NULL,
-    PRIMARY KEY (workspace, deployment, call_id)
-);
-"""
 
 EDGE_MESSAGE = (
     "{tool} is unavailable here: this is an edge gateway (a machine's own gateway), and the knowledge base {base} is "
@@ -115,7 +104,6 @@ class Gateway:
     def __init__(self, core: Astralyx) -> None:
         self.core = core
         self.db = core.db
-        self.db.ensure(SCHEMA)
 
     @property
     def edge(self) -> bool:
@@ -374,8 +362,9 @@ class Gateway:
             conn.execute("DELETE FROM gateway_exchanges WHERE created_at < ?", (iso(now() - timedelta(days=7)),))
             for call in client_calls:
                 conn.execute(
-                    "INSERT OR REPLACE INTO gateway_exchanges(call_id, workspace, deployment, calls, results, created_at) "
-                    "VALUES (?,?,?,?,?,?)",
+                    "INSERT INTO gateway_exchanges(call_id, workspace, deployment, calls, results, created_at) "
+                    "VALUES (?,?,?,?,?,?) ON CONFLICT (workspace, deployment, call_id) DO UPDATE SET "
+                    "calls=excluded.calls, results=excluded.results, created_at=excluded.created_at",
                     (call["id"], turn.deployment.workspace, turn.deployment.name, json.dumps(ours), json.dumps(results),
                      iso()),
                 )

@@ -22,22 +22,9 @@ from nacl.signing import SigningKey, VerifyKey
 
 from ..auth.actor import Actor
 from ..auth.roles import DEPLOYMENTS_READ
+from ..engines import Database
 from ..errors import NotFound
-from ..sqlite import Database
 from ..util import atomic_write, iso, new_id, sha256
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS receipts (
-    id TEXT PRIMARY KEY,
-    workspace TEXT NOT NULL,
-    deployment TEXT NOT NULL,
-    signature TEXT NOT NULL,
-    document TEXT NOT NULL,
-    created_at TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS receipts_by_deployment ON receipts(workspace, deployment, created_at);
-CREATE INDEX IF NOT EXISTS receipts_by_signature ON receipts(signature);
-"""
 
 ALGORITHM = "Ed25519"
 CANONICALIZATION = "RFC8785"
@@ -165,7 +152,6 @@ class Receipts:
         self.db = db
         self.key_path = home / "keys" / "receipts.ed25519"
         self._key: SigningKey | None = None
-        db.ensure(SCHEMA)
 
     @property
     def signing_key(self) -> SigningKey:

@@ -13,21 +13,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from ..auth.actor import Actor
 from ..auth.roles import MANAGE_BASES, READ
+from ..engines import Database
 from ..eos.deployments import Deployments
 from ..errors import Conflict, Invalid, NotFound, validation_message
-from ..sqlite import Database
 from ..util import check_name, iso, new_id
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS bases (
-    workspace TEXT NOT NULL REFERENCES workspaces(name) ON DELETE CASCADE,
-    name TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    spec TEXT NOT NULL,
-    created_at TEXT NOT NULL,
-    PRIMARY KEY (workspace, name)
-);
-"""
 
 
 class DeploymentRef(BaseModel):
@@ -110,7 +99,6 @@ class KnowledgeBases:
         self.deployments = deployments
         # Called with the base before its folder goes (indexes close their files, caches drop).
         self.on_delete: list = []
-        db.ensure(SCHEMA)
 
     def folder(self, workspace: str, name: str) -> Path:
         return self.root / workspace / name

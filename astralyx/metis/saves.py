@@ -23,9 +23,9 @@ from typing import Any
 
 from ..auth.actor import Actor
 from ..auth.roles import DEPLOYMENTS_CALL, READ, WRITE_CONTENT
+from ..engines import Database
 from ..errors import Conflict, Invalid, NotFound, RateLimited
 from ..locks import folder_lock
-from ..sqlite import Database
 from ..util import iso, new_id, now, sha256
 from .bases import KnowledgeBase, KnowledgeBases
 from .notes import Notes
@@ -36,36 +36,6 @@ DRAFT_DAYS = 14
 MAX_TITLE = 200
 MAX_TEXT = 50_000
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS model_drafts (
-    id TEXT PRIMARY KEY,
-    workspace TEXT NOT NULL,
-    base TEXT NOT NULL,
-    deployment TEXT NOT NULL,
-    conversation TEXT,
-    title TEXT NOT NULL,
-    text TEXT NOT NULL,
-    status TEXT NOT NULL DEFAULT 'pending',
-    save_id TEXT,
-    created_at TEXT NOT NULL,
-    decided_at TEXT
-);
-CREATE TABLE IF NOT EXISTS model_saves (
-    id TEXT PRIMARY KEY,
-    workspace TEXT NOT NULL,
-    base TEXT NOT NULL,
-    deployment TEXT NOT NULL,
-    conversation TEXT,
-    title TEXT NOT NULL,
-    path TEXT NOT NULL,
-    version TEXT NOT NULL,
-    confirmed INTEGER NOT NULL DEFAULT 0,
-    created_at TEXT NOT NULL,
-    undone_at TEXT
-);
-CREATE INDEX IF NOT EXISTS model_saves_by_base ON model_saves(workspace, base, created_at);
-CREATE INDEX IF NOT EXISTS model_drafts_by_base ON model_drafts(workspace, base, created_at);
-"""
 
 
 def api_base(base: str) -> str:
@@ -206,7 +176,6 @@ class Saves:
         self.per_hour = per_hour
         self.drafts_per_hour = drafts_per_hour
         self.draft_days = draft_days
-        db.ensure(SCHEMA)
         bases.on_delete.append(self._forget_base)
 
     def _expired_before(self) -> str:

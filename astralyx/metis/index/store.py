@@ -23,42 +23,13 @@ from typing import Any
 
 import numpy as np
 
-from ...sqlite import Database
+from ...engines.sqlite import Database
+from ...migrations import migrate
+from ...migrations.index import STEPS
 from ...util import iso
 from ..chunking import Chunk
 from .keywords import KeywordSidecar, Text
 from .vectors import VectorSidecar
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS documents (
-    id INTEGER PRIMARY KEY,
-    key TEXT NOT NULL UNIQUE,        -- path in the base's folder, or source:<folder>/<path>
-    origin TEXT NOT NULL,            -- files | notes | saved | source | … (where the file lives)
-    kind TEXT NOT NULL,              -- docs | notes | saved | memory (selects a re-ranking hook)
-    label TEXT NOT NULL,
-    title TEXT NOT NULL,
-    hash TEXT NOT NULL,
-    attrs TEXT NOT NULL DEFAULT '{}',
-    size INTEGER NOT NULL DEFAULT 0,
-    chunks INTEGER NOT NULL DEFAULT 0,
-    indexed_at TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS chunks (
-    id INTEGER PRIMARY KEY,
-    doc_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
-    ord INTEGER NOT NULL,
-    text TEXT NOT NULL,
-    headings TEXT NOT NULL DEFAULT '[]',
-    line INTEGER,
-    page INTEGER
-);
-CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(doc_id);
-CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
-    title, headings, text,
-    content='', contentless_delete=1, tokenize='porter unicode61 remove_diacritics 2'
-);
-"""
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -146,7 +117,7 @@ class BaseIndex:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         self.db = Database(path, extensions=True)
-        self.db.ensure(SCHEMA)
+        migrate(self.db, STEPS)
         with self.db.transaction() as conn:  # who this index.db is: a copy of another one is told apart
             conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('index_id', ?)", (uuid.uuid4().hex,))
             conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('vectors_generation', '0')")

@@ -1,0 +1,66 @@
+"""Where records and indexes are kept: SQLite files (the embedded default) or PostgreSQL.
+
+The domain talks to a `Database` and writes portable SQL (`?` placeholders, `ON CONFLICT`,
+`RETURNING`); what differs between engines (connections, placeholders, locks, DDL types) lives in
+engines/sqlite.py and engines/postgres.py. `open_records` picks the engine from the settings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Any, Protocol
+
+
+class Cursor(Protocol):
+    rowcount: int
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+    def __iter__(self) -> Iterator[Any]: ...
+
+
+class Connection(Protocol):
+    def execute(self, sql: str, params: Sequence[Any] | dict = ..., /) -> Any: ...
+
+
+class Database(Protocol):
+    """What the domain needs of a database: rows by name or position, explicit transactions.
+    A transaction is one writer at a time (SQLite: BEGIN IMMEDIATE; PostgreSQL: an advisory
+    transaction lock), so check-then-write inside one is safe on either engine."""
+
+    engine: str  # "sqlite" | "postgres"
+
+    def execute(self, sql: str, params: tuple | dict = ...) -> Any: ...
+
+    def query(self, sql: str, params: tuple | dict = ...) -> list[Any]: ...
+
+    def one(self, sql: str, params: tuple | dict = ...) -> Any | None: ...
+
+    def scalar(self, sql: str, params: tuple | dict = ...) -> Any: ...
+
+    def transaction(self) -> AbstractContextManager[Any]: ...
+
+    def close(self) -> None: ...
+
+
+def is_postgres(url: str | None) -> bool:
+    return bool(url) and str(url).startswith(("postgresql://", "postgres://"))
+
+
+def open_records(home: Path, url: str | None = None) -> Database:
+    """The instance's records: `<home>/astralyx.db`, or the PostgreSQL database at `url`."""
+    if url and is_postgres(url):
+        from .postgres import Database as PgDatabase
+
+        return PgDatabase(url, name="records")
+    if url:
+        from ..errors import BadRequest
+
+        raise BadRequest(f"The database URL {url!r} is not postgresql://…; leave it unset for SQLite in the data directory.")
+    from .sqlite import Database as SqliteDatabase
+
+    return SqliteDatabase(home / "astralyx.db")
