@@ -12,7 +12,7 @@ from pathlib import Path
 from .auth import Keys, Workspaces
 from .auth.roles import INSTANCE_WORKSPACE
 from .config import Settings
-from .engines import open_records
+from .engines import index_opener, open_records
 from .eos import tools as tool_specs
 from .eos.catalog import Models
 from .eos.deployments import Deployments, DeploymentSpec, EmbeddedRuntime
@@ -55,6 +55,8 @@ class Astralyx:
         self.notes = Notes(self.bases)
         # Search: the per-base index follows notes as they change; documents come from sources and uploads.
         self.index = Index(self.bases, self.runtimes)
+        if opener := index_opener(self.settings.database_url or None):
+            self.index.open_store = opener
         self.notes.listeners.append(self.index.on_note)
         self.search = Search(self.bases, self.index)
         self.documents = Documents(self.bases, self.index)

@@ -64,3 +64,12 @@ def open_records(home: Path, url: str | None = None) -> Database:
     from .sqlite import Database as SqliteDatabase
 
     return SqliteDatabase(home / "astralyx.db")
+
+
+def index_opener(url: str | None) -> Any:
+    """How a base's index is opened under this engine (None: index.db in the base's folder)."""
+    if not (url and is_postgres(url)):
+        return None
+    from .pg_index import PgBaseIndex
+
+    return lambda base: PgBaseIndex(url, base.workspace, base.name, base.folder)

@@ -101,7 +101,7 @@ class _Conn:
     def __init__(self, conn: psycopg.Connection) -> None:
         self.raw = conn
 
-    def execute(self, sql: str, params: Sequence[Any] | dict = ()) -> psycopg.Cursor:
+    def execute(self, sql: str, params: Sequence[Any] | dict = ()) -> Any:
         return self.raw.execute(translate(sql), params or None)
 
 

@@ -52,8 +52,9 @@ def version(db: Any, table: str = "schema_version") -> int:
     return int(db.scalar(f"SELECT coalesce(max(version), 0) FROM {table}") or 0)
 
 
-def migrate(db: Any, steps: Sequence[Step], *, table: str = "schema_version") -> list[Step]:
-    """Apply the steps after the database's version; returns those applied here."""
+def migrate(db: Any, steps: Sequence[Step], *, table: str = "schema_version", schema: str | None = None) -> list[Step]:
+    """Apply the steps after the database's version; returns those applied here. `schema`: the
+    PostgreSQL schema a base's index lives in (`{schema}` in a step's SQL)."""
     _check(steps)
     applied: list[Step] = []
     if version(db, table) >= latest(steps):
@@ -67,6 +68,8 @@ def migrate(db: Any, steps: Sequence[Step], *, table: str = "schema_version") ->
             if callable(work):
                 work(conn)
             else:
+                if schema is not None:
+                    work = work.replace("{schema}", schema)
                 for statement in _statements(work):
                     conn.execute(statement)
             conn.execute(f"INSERT INTO {table}(version, about, applied_at) VALUES (?,?,?)", (step.version, step.about, iso()))

@@ -9,7 +9,6 @@ extension. Vectors come from the base's embedding deployment, in batches.
 from __future__ import annotations
 
 import logging
-import shutil
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -85,10 +84,12 @@ class Index:
         # Passages from which keywords are ranked by the tantivy sidecar (keywords.py), None: never
         # (FTS5 always). Off by default: on SciFact it scores 0.687 nDCG@10 against FTS5's 0.688.
         self.keywords_from: int | None = KEYWORDS_FROM
+        # Where a base's index lives: index.db in its folder, or (engines.index_opener) PostgreSQL.
+        self.open_store: Callable[[KnowledgeBase], BaseIndex] = lambda base: BaseIndex(base.folder / INDEX_FILE)
         self._readers.append(("files/", self._read_upload))
         self._readers.append(("notes/", self._read_note))
         self._readers.append(("saved/", self._read_note))
-        bases.on_delete.append(self.close)
+        bases.on_delete.append(self.drop)
 
     # -- readers ------------------------------------------------------------------------------
     def register_reader(self, prefix: str, reader: Reader) -> None:
@@ -128,7 +129,7 @@ class Index:
         with self._guard:
             index = self._open.get(key)
             if index is None or not index.path.parent.exists():
-                index = BaseIndex(base.folder / INDEX_FILE)
+                index = self.open_store(base)
                 index.keywords.use_from = self.keywords_from
                 self._open[key] = index
             return index
@@ -143,6 +144,12 @@ class Index:
             index = self._open.pop((base.workspace, base.name), None)
         if index is not None:
             index.close()
+
+    def drop(self, base: KnowledgeBase) -> None:
+        """Remove the base's index and its sidecars (the base goes, or is rebuilt from its files)."""
+        store = self.store(base)
+        self.close(base)
+        store.drop()
 
     def close_all(self) -> None:
         with self._guard:
@@ -271,12 +278,7 @@ class Index:
     def reindex(self, base: KnowledgeBase, progress: Progress | None = None) -> SyncReport:
         """Drop the index file and its derived sidecars and build them again from the files."""
         with self.lock(base):
-            self.close(base)
-            for suffix in ("", "-wal", "-shm"):
-                (base.folder / (INDEX_FILE + suffix)).unlink(missing_ok=True)
-            for name in (VECTORS_FILE, VECTORS_FILE.replace(".usearch", ".json")):
-                (base.folder / name).unlink(missing_ok=True)
-            shutil.rmtree(base.folder / KEYWORDS_DIR, ignore_errors=True)
+            self.drop(base)
             return self.sync(base, progress)
 
     def _index(

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import threading
 import uuid
 from collections.abc import Callable, Iterable
@@ -134,6 +135,15 @@ class BaseIndex:
             self._vectors.close()
         self.keywords.close()
         self.db.close()
+
+    def drop(self) -> None:
+        """Remove index.db and the sidecars derived from it (closed first)."""
+        self.close()
+        for suffix in ("", "-wal", "-shm"):
+            self.path.with_name(self.path.name + suffix).unlink(missing_ok=True)
+        for file in self.sidecar_paths:
+            file.unlink(missing_ok=True)
+        shutil.rmtree(self.path.with_name(f"{self.path.stem}.keywords.tantivy"), ignore_errors=True)
 
     # -- the keyword sidecar ------------------------------------------------------------------
     @property
