@@ -9,6 +9,7 @@ import logging
 import os
 from pathlib import Path
 
+from . import locks
 from .auth import Keys, Workspaces
 from .auth.roles import INSTANCE_WORKSPACE
 from .config import Settings
@@ -45,6 +46,8 @@ class Astralyx:
         # The records: astralyx.db here, or PostgreSQL (database_url); brought to the latest schema version.
         self.db = open_records(self.home, self.settings.database_url or None)
         migrate(self.db, RECORD_STEPS)
+        # Under PostgreSQL the bases' folders are locked with its advisory locks: replicas share them.
+        locks.use_postgres(self.home, self.settings.database_url or None)
         self.workspaces = Workspaces(self.db)
         self.keys = Keys(self.db)
         self.models = Models(self.home)
@@ -76,9 +79,11 @@ class Astralyx:
         self.workspaces.on_create.append(self._default_deployments)
         if fresh or not self.workspaces.exists(INSTANCE_WORKSPACE):
             self._bootstrap()
-        self.bases.purge_trash()
-        self.saves.purge_expired_drafts()
-        self._remove_orphan_temps()
+        with locks.job(self.home, "start") as mine:  # once across replicas starting together
+            if mine:
+                self.bases.purge_trash()
+                self.saves.purge_expired_drafts()
+                self._remove_orphan_temps()
 
     def _bootstrap(self) -> None:
         """A new data directory gets workspace `default` and an admin key."""
@@ -108,7 +113,8 @@ class Astralyx:
 
     def sync_all(self) -> dict:
         """Sync every base's index with its files and sources (at server start, e.g. in a thread)."""
-        return self.documents.sync_all()
+        with locks.job(self.home, "sync-all") as mine:  # one replica syncs; the others skip it
+            return self.documents.sync_all() if mine else {}
 
     def close(self) -> None:
         self.index.close_all()

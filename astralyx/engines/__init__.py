@@ -7,6 +7,7 @@ engines/sqlite.py and engines/postgres.py. `open_records` picks the engine from 
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -45,6 +46,11 @@ class Database(Protocol):
     def transaction(self) -> AbstractContextManager[Any]: ...
 
     def close(self) -> None: ...
+
+
+def lock_id(name: str) -> int:
+    """A signed 64-bit PostgreSQL advisory lock id for a name (the same on every replica and machine)."""
+    return int.from_bytes(hashlib.blake2b(name.encode(), digest_size=8).digest(), "big", signed=True)
 
 
 def is_postgres(url: str | None) -> bool:

@@ -9,7 +9,6 @@ shared by every Database on that URL (a base's index does not open its own).
 
 from __future__ import annotations
 
-import hashlib
 import re
 import threading
 from collections.abc import Iterator, Sequence
@@ -18,6 +17,8 @@ from functools import lru_cache
 from typing import Any
 
 import psycopg
+
+from . import lock_id
 
 __all__ = ["Database", "lock_id", "connection", "Row"]
 
@@ -37,11 +38,6 @@ def translate(sql: str) -> str:
         return token.replace("%", "%%")
 
     return _QUOTED_OR_MARK.sub(sub, sql)
-
-
-def lock_id(name: str) -> int:
-    """A signed 64-bit advisory lock id for a name (same on every replica and machine)."""
-    return int.from_bytes(hashlib.blake2b(name.encode(), digest_size=8).digest(), "big", signed=True)
 
 
 class Row(tuple):
