@@ -119,3 +119,5 @@ class Astralyx:
     def close(self) -> None:
         self.index.close_all()
         self.db.close()
+        if self.settings.database_url:
+            locks.use_postgres(self.home, None)

@@ -60,7 +60,12 @@ def is_postgres(url: str | None) -> bool:
 def open_records(home: Path, url: str | None = None) -> Database:
     """The instance's records: `<home>/astralyx.db`, or the PostgreSQL database at `url`."""
     if url and is_postgres(url):
-        from .postgres import Database as PgDatabase
+        try:
+            from .postgres import Database as PgDatabase
+        except ImportError as e:  # pragma: no cover - depends on what is installed
+            from ..errors import Unavailable
+
+            raise Unavailable(f"PostgreSQL needs psycopg: pip install 'astralyx[postgres]' ({e})") from e
 
         return PgDatabase(url, name="records")
     if url:
