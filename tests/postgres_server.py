@@ -31,7 +31,8 @@ def free_port() -> int:
 
 
 class PostgresServer:
-    def __init__(self) -> None:
+    def __init__(self, *, durable: bool = False) -> None:
+        self.durable = durable  # fsync on (a bench); the tests run without it
         self.folder = Path(tempfile.mkdtemp(prefix="astralyx-pg-"))
         self.port = free_port()
         self.user = "nobody" if os.geteuid() == 0 else None
@@ -48,7 +49,12 @@ class PostgresServer:
     def start(self) -> None:
         data = str(self.folder / "data")
         self._run("initdb", "-D", data, "--auth=trust", "-U", "postgres", "-E", "utf8", "--no-sync")
-        options = f"-h 127.0.0.1 -p {self.port} -k {self.folder} -c fsync=off -c max_connections=300"
+        if self.durable:  # the memory a bench's 100k passages and their HNSW graph need
+            with open(self.folder / "data" / "postgresql.conf", "a") as conf:
+                conf.write("shared_buffers = 512MB\nmaintenance_work_mem = 512MB\n")
+        options = f"-h 127.0.0.1 -p {self.port} -k {self.folder} -c max_connections=300"
+        if not self.durable:
+            options += " -c fsync=off"
         self._run("pg_ctl", "-D", data, "-w", "-l", str(self.folder / "log"), "-o", options, "start")
 
     def stop(self) -> None:
