@@ -308,6 +308,8 @@ import sys
 from astralyx.auth.actor import Actor
 from astralyx.config import Settings
 from astralyx.core import Astralyx
+
+pytestmark = pytest.mark.engines  # on SQLite and on PostgreSQL
 core = Astralyx(Settings.load(sys.argv[1]))
 n = int(sys.argv[2])
 for i in range(6):
