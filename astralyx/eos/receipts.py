@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import secrets
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -72,7 +73,7 @@ def load_or_create_key(path: Path) -> SigningKey:
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         os.chmod(path.parent, 0o700)
-        fresh = path.with_name(f".{path.name}.{os.getpid()}.new")
+        fresh = path.with_name(f".{path.name}.{secrets.token_hex(8)}.new")
         atomic_write(fresh, bytes(SigningKey.generate()), mode=0o600)
         try:
             os.link(fresh, path)  # fails when another process made the key first: theirs is the key
