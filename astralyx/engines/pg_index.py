@@ -31,7 +31,8 @@ from .postgres import Database
 
 PER_TERM = 400  # candidates per query word
 ALL_WORDS = 1000  # candidates with every word
-EF_SEARCH = 40  # HNSW breadth at query time (recall@10 0.985 at 100k, measured for issue 15)
+EF_SEARCH = 50  # HNSW breadth at query time (search asks for 50 candidates; ≥ 40 gave recall@10 0.985 at 100k)
+_ef_set: set[int] = set()  # connections (by id) whose session has hnsw.ef_search set
 CONFIG = "english"  # stemming and stop words, as FTS5's porter tokenizer stems
 
 
@@ -211,16 +212,20 @@ class PgBaseIndex:
         """Chunk ids by cosine distance, nearest first: pgvector's HNSW index, or (`exact`) a scan."""
         if not self.dimensions:
             return []
-        with self.db.snapshot() as conn:
-            if exact:
-                conn.execute("SET LOCAL enable_indexscan = off")
-            else:
-                conn.execute(f"SET LOCAL hnsw.ef_search = {max(EF_SEARCH, int(limit))}")
-            rows = conn.execute(
-                f"SELECT id FROM {self.schema}.chunks WHERE embedding IS NOT NULL ORDER BY embedding <=> ?::vector LIMIT ?",
-                (_vector_text(np.asarray(vector, dtype=np.float32)), limit),
-            ).fetchall()
-        return [r[0] for r in rows]
+        sql = f"SELECT id FROM {self.schema}.chunks WHERE embedding IS NOT NULL ORDER BY embedding <=> ?::vector LIMIT ?"
+        params = (_vector_text(np.asarray(vector, dtype=np.float32)), limit)
+        if exact or limit > EF_SEARCH:
+            with self.db.snapshot() as conn:
+                if exact:
+                    conn.execute("SET LOCAL enable_indexscan = off")
+                else:
+                    conn.execute(f"SET LOCAL hnsw.ef_search = {int(limit)}")
+                return [r[0] for r in conn.execute(sql, params).fetchall()]
+        conn = self.db.conn
+        if id(conn.raw) not in _ef_set:  # once per connection, not a transaction per search
+            conn.execute(f"SET hnsw.ef_search = {EF_SEARCH}")
+            _ef_set.add(id(conn.raw))
+        return [r[0] for r in conn.execute(sql, params).fetchall()]
 
     def kinds(self, chunk_ids: list[int]) -> dict[int, str]:
         if not chunk_ids:
