@@ -115,3 +115,17 @@ def test_a_failing_step_leaves_the_version_and_the_schema_as_they_were(tmp_path)
 def test_steps_must_be_numbered_in_order(tmp_path):
     with pytest.raises(ValueError, match="numbered"):
         migrate(Database(tmp_path / "x.db"), [Step(1, "a", "SELECT 1"), Step(3, "b", "SELECT 1")])
+
+
+def test_astra_db_migrate_on_postgresql(home, astra, postgres_server):
+    with postgres_server.database() as url:
+        core = Astralyx(Settings.load(home, database_url=url))
+        try:
+            client = TestClient(create_app(core), headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})
+            assert client.post("/v1/metis/knowledge-bases", json={"metadata": {"name": "handbook"}}).status_code == 201
+        finally:
+            core.close()
+        result = astra("db", "migrate", "--database", url)
+        assert f"records (postgres): version {latest(RECORD_STEPS)} of {latest(RECORD_STEPS)}" in result.output
+        assert "index default/handbook: version 1 of" in result.output
+        assert not (home / "astralyx.db").exists()  # the records are in PostgreSQL only
