@@ -56,12 +56,15 @@ class _NoSidecar:
 
 
 class PgBaseIndex:
+    steps = POSTGRES_STEPS
+
     def __init__(self, url: str, workspace: str, base: str, folder: Path) -> None:
         self.schema = schema_of(workspace, base)
+        self.version_table = f"{self.schema}.schema_version"  # the records' schema_version is public's
         self.path = folder / "index.db"  # not a file: its folder is the base's (the service checks it exists)
         self.db = Database(url, name=f"index:{self.schema}")
         self.db.script(f"CREATE SCHEMA IF NOT EXISTS {self.schema}")
-        migrate(self.db, POSTGRES_STEPS, table=f"{self.schema}.schema_version", schema=self.schema)
+        migrate(self.db, self.steps, table=self.version_table, schema=self.schema)
         with self.db.transaction() as conn:
             conn.execute(f"INSERT INTO {self.schema}.meta(key, value) VALUES ('index_id', ?) ON CONFLICT DO NOTHING",
                          (uuid.uuid4().hex,))

@@ -98,16 +98,15 @@ def migrate_instance(core: Any) -> dict[str, Any]:
 
     Opening the instance migrated its records already; each base's index is migrated when it is
     opened, which here is now, for all of them. Returns the version of each."""
-    from .index import STEPS as INDEX_STEPS
     from .records import STEPS as RECORD_STEPS
 
-    records = version(core.db)
-    indexes: dict[str, int] = {}
+    indexes: dict[str, dict[str, int]] = {}
     for base in core.bases.all():
-        store = core.index.store(base)
-        indexes[f"{base.workspace}/{base.name}"] = version(store.db)
+        store = core.index.store(base)  # each engine's index keeps its own steps and version table
+        indexes[f"{base.workspace}/{base.name}"] = {
+            "version": version(store.db, store.version_table), "latest": latest(store.steps)}
     return {
         "engine": core.db.engine,
-        "records": {"version": records, "latest": latest(RECORD_STEPS)},
-        "indexes": {name: {"version": v, "latest": latest(INDEX_STEPS)} for name, v in indexes.items()},
+        "records": {"version": version(core.db), "latest": latest(RECORD_STEPS)},
+        "indexes": indexes,
     }

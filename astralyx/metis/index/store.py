@@ -114,6 +114,9 @@ def embedding_text(title: str, chunk: Chunk) -> str:
 
 
 class BaseIndex:
+    steps = STEPS  # its schema's migration steps, kept in `version_table` (`astra db migrate` reports them)
+    version_table = "schema_version"
+
     def __init__(self, path: Path) -> None:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
