@@ -50,6 +50,12 @@ class Settings:
         metadata={"help": "Model of the embedded embedding deployment a new workspace gets."},
     )
 
+    database_url: str = field(
+        default="",
+        metadata={"help": "PostgreSQL for records and indexes (postgresql://…, with the vector extension); "
+                          "empty: SQLite files in the data directory."},
+    )
+
     @classmethod
     def load(cls, home: str | Path | None = None, **overrides: Any) -> Settings:
         """--home, else ASTRALYX_HOME, else ~/.astralyx; then config.toml, then env."""

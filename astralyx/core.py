@@ -10,9 +10,11 @@ import os
 from pathlib import Path
 from typing import Any
 
+from . import locks
 from .auth import Keys, Workspaces
 from .auth.roles import INSTANCE_WORKSPACE
 from .config import Settings
+from .engines import index_opener, open_records
 from .eos import tools as tool_specs
 from .eos.catalog import Models
 from .eos.deployments import Deployments, DeploymentSpec, EmbeddedRuntime
@@ -29,7 +31,8 @@ from .metis.notes import Notes
 from .metis.saves import Saves
 from .metis.search import Search
 from .metis.writer import Writer
-from .sqlite import Database
+from .migrations import migrate
+from .migrations.records import STEPS as RECORD_STEPS
 from .util import atomic_write, remove_orphan_temps
 
 log = logging.getLogger("astralyx")
@@ -44,7 +47,11 @@ class Astralyx:
         self.home: Path = self.settings.home
         self.home.mkdir(parents=True, exist_ok=True)
         os.chmod(self.home, 0o700)
-        self.db = Database(self.home / "astralyx.db")
+        # The records: astralyx.db here, or PostgreSQL (database_url); brought to the latest schema version.
+        self.db = open_records(self.home, self.settings.database_url or None)
+        migrate(self.db, RECORD_STEPS)
+        # Under PostgreSQL the bases' folders are locked with its advisory locks: replicas share them.
+        locks.use_postgres(self.home, self.settings.database_url or None)
         self.workspaces = Workspaces(self.db)
         self.keys = Keys(self.db)
         self.models = Models(self.home)
@@ -57,9 +64,12 @@ class Astralyx:
         self.writer = Writer()
         self.notes = Notes(self.bases, self.writer)
         self.index = Index(self.bases, self.runtimes)
+        # Where each base's index lives: index.db in its folder, or a schema of the PostgreSQL database.
+        if opener := index_opener(self.settings.database_url or None):
+            self.index.open_store = opener
         self.index.large_file = self.settings.large_file_passages
         self.writer.subscribers.append(self.index.on_change)
-        self.bases.on_delete.append(self.index.close)
+        self.bases.on_delete.append(self.index.drop)
         self.search = Search(self.bases, self.index)
         self.documents = Documents(self.bases, self.index, self.writer)
         self.memory = Memory(self.bases, self.writer)
@@ -82,20 +92,30 @@ class Astralyx:
 
     def start(self) -> Astralyx:
         """Ready to serve: a new data directory gets its workspace and admin key; a change a crash interrupted
-        is finished; deleted bases' trash, expired drafts and temp files of interrupted writes are cleared.
-        Once per instance (again after close). The start-up sync of every base is `sync_all`, run by `astra serve`."""
+        is finished; deleted bases' trash, expired drafts and temp files of interrupted writes are cleared
+        (by one of the replicas starting together). Once per instance (again after close). The start-up
+        sync of every base is `sync_all`, run by `astra serve`."""
         if self._started:
             return self
+        locks.use_postgres(self.home, self.settings.database_url or None)  # again after a close
         self._bootstrap()
-        self.memory.repair_interrupted()
-        self.bases.purge_trash()
-        self.saves.purge_expired_drafts()
-        self._remove_orphan_temps()
+        self.memory.repair_interrupted()  # each repair holds its base's lock: safe beside another replica's writes
+        with locks.job(self.home, "start") as mine:  # once across replicas starting together
+            if mine:
+                self.bases.purge_trash()
+                self.saves.purge_expired_drafts()
+                self._remove_orphan_temps()
         self._started = True
         return self
 
     def _bootstrap(self) -> None:
-        """A new data directory gets workspace `default` and an admin key."""
+        """A new data directory gets workspace `default` and an admin key. Under a lock of the data directory
+        (an advisory lock under PostgreSQL): processes or replicas starting together on a new one make one
+        workspace and one admin key, the others wait and find them."""
+        with locks.folder_lock(self.home / ".jobs" / "bootstrap"):
+            self._bootstrap_locked()
+
+    def _bootstrap_locked(self) -> None:
         if not self.workspaces.exists(INSTANCE_WORKSPACE):
             self.workspaces.create(None, INSTANCE_WORKSPACE)
         if self.keys.count() == 0:
@@ -122,8 +142,10 @@ class Astralyx:
 
     def sync_all(self) -> dict[str, Any]:
         """Sync every base's index with its files and sources (at server start, e.g. in a thread):
-        a job per base, one after another, each with its status at GET …/knowledge-bases/<b>/sync."""
-        return self.documents.sync_all()
+        a job per base, one after another, each with its status at GET …/knowledge-bases/<b>/sync.
+        Across replicas starting together, one syncs; the others skip it ({})."""
+        with locks.job(self.home, "sync-all") as mine:
+            return self.documents.sync_all() if mine else {}
 
     def close(self) -> None:
         """Close the open files (index files, database connections); what runs again after it reopens them."""
@@ -131,3 +153,5 @@ class Astralyx:
         self.index.close_all()
         self.db.close()
         self._started = False
+        if self.settings.database_url:
+            locks.use_postgres(self.home, None)

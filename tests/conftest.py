@@ -33,9 +33,13 @@ def e5_graphs(tmp_path_factory) -> Callable[[str], Path]:
 
 
 @pytest.fixture
-def home(tmp_path, monkeypatch, e5_graphs):
+def home(tmp_path, monkeypatch, e5_graphs, database_url):
     monkeypatch.setenv("ASTRALYX_TOKEN", ADMIN_TOKEN)
     monkeypatch.delenv("ASTRALYX_API", raising=False)
+    if database_url:
+        monkeypatch.setenv("ASTRALYX_DATABASE_URL", database_url)
+    else:
+        monkeypatch.delenv("ASTRALYX_DATABASE_URL", raising=False)
     path = tmp_path / "home"
     monkeypatch.setenv("ASTRALYX_HOME", str(path))
     # Every new workspace embeds with the default graph: link the session's copy in (instant,
@@ -109,3 +113,39 @@ def scripted_openai():
 
     with ScriptedOpenAI() as server:
         yield server
+
+
+# -- engines: SQLite (default) and a real PostgreSQL --------------------------------------------
+# A test module marked `pytestmark = pytest.mark.engines` runs each of its tests on both engines:
+# `home` (and so `core`, `client`, `astra`) then works on a fresh PostgreSQL database.
+
+
+def pytest_generate_tests(metafunc):
+    if "database_url" in metafunc.fixturenames and metafunc.definition.get_closest_marker("engines"):
+        metafunc.parametrize("database_url", ["sqlite", "postgres"], indirect=True)
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "engines: run the test on SQLite and on PostgreSQL")
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """One PostgreSQL server for the session (tests/postgres_server.py), stopped at the end."""
+    from .postgres_server import PostgresServer
+
+    server = PostgresServer()
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def database_url(request) -> Iterator[str]:
+    """"" for SQLite in the data directory, or the URL of a fresh PostgreSQL database."""
+    if getattr(request, "param", "sqlite") != "postgres":
+        yield ""
+        return
+    server = request.getfixturevalue("postgres_server")
+    with server.database() as url:
+        yield url

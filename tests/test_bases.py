@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+
+pytestmark = pytest.mark.engines  # records on SQLite and on PostgreSQL
+
 MEMORY = {
     "metadata": {"name": "team"},
     "spec": {"kind": "memory", "sources": [], "embedding": {"deployment": "bge-m3"}, "extractor": {"deployment": "qwen3-4b"}},

@@ -9,6 +9,8 @@ import pytest
 from astralyx.errors import BadRequest
 from astralyx.metis.notes import check_path
 
+pytestmark = pytest.mark.engines  # on SQLite and on PostgreSQL
+
 URL = "/v1/metis/knowledge-bases/handbook/notes"
 
 

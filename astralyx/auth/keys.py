@@ -8,28 +8,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, cast
 
+from ..engines import Database, Row
 from ..errors import Conflict, Invalid, NotFound, Unauthorized
-from ..sqlite import Database, sqlite3
 from ..util import check_name, iso, new_id, sha256
 from .actor import Actor
 from .roles import KEYS_MANAGE, ROLES, WORKSPACES_MANAGE
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS workspaces (
-    name TEXT PRIMARY KEY,
-    created_at TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS keys (
-    id TEXT PRIMARY KEY,
-    workspace TEXT NOT NULL REFERENCES workspaces(name) ON DELETE CASCADE,
-    role TEXT NOT NULL,
-    name TEXT NOT NULL DEFAULT '',
-    hash TEXT NOT NULL UNIQUE,
-    created_at TEXT NOT NULL,
-    last_used_at TEXT,
-    revoked_at TEXT
-);
-"""
 
 
 @dataclass
@@ -51,7 +34,6 @@ class Workspaces:
         self.db = db
         # Called with the name of each new workspace (e.g. to give it the default deployments).
         self.on_create: list[Callable[[str], None]] = []
-        db.ensure(SCHEMA)
 
     def create(self, actor: Actor | None, name: str) -> dict[str, Any]:
         if actor is not None:
@@ -79,7 +61,6 @@ class Workspaces:
 class Keys:
     def __init__(self, db: Database) -> None:
         self.db = db
-        db.ensure(SCHEMA)
 
     def _check_can_manage(self, actor: Actor | None, workspace: str) -> None:
         if actor is None:
@@ -122,7 +103,7 @@ class Keys:
         self._check_can_manage(actor, row["workspace"])
         with self.db.transaction() as conn:
             conn.execute("UPDATE keys SET revoked_at=? WHERE id=? AND revoked_at IS NULL", (iso(), key_id))
-        return self._key(cast(sqlite3.Row, self.db.one("SELECT * FROM keys WHERE id=?", (key_id,))))
+        return self._key(cast(Row, self.db.one("SELECT * FROM keys WHERE id=?", (key_id,))))
 
     def authenticate(self, token: str) -> Actor:
         row = self.db.one("SELECT * FROM keys WHERE hash=?", (sha256(token),))
@@ -141,7 +122,7 @@ class Keys:
         return int(self.db.scalar("SELECT count(*) FROM keys"))
 
     @staticmethod
-    def _key(row: sqlite3.Row) -> Key:
+    def _key(row: Row) -> Key:
         return Key(
             row["id"], row["workspace"], row["role"], row["name"], row["created_at"],
             row["last_used_at"], row["revoked_at"],

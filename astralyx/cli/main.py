@@ -44,9 +44,9 @@ def cli(ctx: click.Context, home: str | None, workspace: str) -> None:
 
 
 def register() -> None:
-    from . import access, eos, mcp, metis, serve
+    from . import access, db, eos, mcp, metis, serve
 
-    for module in (serve, access, metis, eos, mcp):
+    for module in (serve, access, metis, eos, mcp, db):
         for command in module.COMMANDS:
             cli.add_command(command)
 

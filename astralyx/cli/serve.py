@@ -12,8 +12,11 @@ from .state import State, pass_state
 @click.option("--port", default=8000, show_default=True, type=int, help="Port to listen on.")
 @click.option("--home", "serve_home", help="Data directory (else ASTRALYX_HOME, else ~/.astralyx).")
 @click.option("--edge", is_flag=True, help="Run as an edge gateway: knowledge tools answer as unavailable.")
+@click.option(
+    "--database", help="PostgreSQL for records and indexes (postgresql://…; else ASTRALYX_DATABASE_URL, config, or SQLite)."
+)
 @pass_state
-def serve(state: State, host: str, port: int, serve_home: str | None, edge: bool) -> None:
+def serve(state: State, host: str, port: int, serve_home: str | None, edge: bool, database: str | None) -> None:
     """Serve the REST API under /v1 and the console at /."""
     import uvicorn
 
@@ -21,7 +24,7 @@ def serve(state: State, host: str, port: int, serve_home: str | None, edge: bool
     from ..core import Astralyx
     from ..server import create_app
 
-    settings = Settings.load(serve_home or state.home, edge=edge or None)
+    settings = Settings.load(serve_home or state.home, edge=edge or None, database_url=database)
     core = Astralyx(settings).start()  # now, to show a new admin key; the app's lifespan finds it started
     if core.new_admin_key:
         click.echo(

@@ -11,24 +11,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..auth.actor import Actor
 from ..auth.roles import DEPLOYMENTS_CALL, DEPLOYMENTS_READ, DEPLOYMENTS_UPDATE
+from ..engines import Database, Row
 from ..errors import Invalid, NotFound, validation_message
-from ..sqlite import Database, sqlite3
 from ..util import check_name, iso
 
 if TYPE_CHECKING:
     from ..auth import Workspaces
     from .catalog import Models
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS deployments (
-    workspace TEXT NOT NULL REFERENCES workspaces(name) ON DELETE CASCADE,
-    name TEXT NOT NULL,
-    spec TEXT NOT NULL,
-    created_at TEXT NOT NULL,
-    updated_at TEXT NOT NULL,
-    PRIMARY KEY (workspace, name)
-);
-"""
 
 
 class EmbeddedRuntime(BaseModel):
@@ -119,7 +109,6 @@ class Deployments:
         # Called with (workspace, spec) before a spec is written: each may refuse it (raise) or
         # return it normalised (spec.tools: astralyx/eos/tools.py, wired in core.py).
         self.validators: list[Callable[[str, DeploymentSpec], DeploymentSpec]] = []
-        db.ensure(SCHEMA)
 
     def put(self, actor: Actor | None, workspace: str, name: str, spec: DeploymentSpec) -> Deployment:
         if actor is not None:
@@ -244,7 +233,7 @@ class Deployments:
         return self._row(row) if row else None
 
     @staticmethod
-    def _row(row: sqlite3.Row) -> Deployment:
+    def _row(row: Row) -> Deployment:
         return Deployment(
             workspace=row["workspace"],
             name=row["name"],

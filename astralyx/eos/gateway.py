@@ -23,11 +23,11 @@ from typing import Any
 
 from ..auth.actor import Actor
 from ..auth.roles import DEPLOYMENTS_CALL
+from ..engines import Database
 from ..errors import Invalid
 from ..metis.bases import KnowledgeBases
 from ..metis.saves import Saves
 from ..metis.search import Search
-from ..sqlite import Database
 from ..util import iso, new_id, now
 from . import knowledge
 from . import tools as tool_specs
@@ -42,17 +42,6 @@ log = logging.getLogger("astralyx.gateway")
 MAX_ROUNDS = 6
 MAX_RESULTS = 8
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS gateway_exchanges (
-    call_id TEXT NOT NULL,
-    workspace TEXT NOT NULL,
-    deployment TEXT NOT NULL,
-    calls TEXT NOT NULL,
-    results TEXT NOT NULL,
-    created_at TEXT NOT NULL,
-    PRIMARY KEY (workspace, deployment, call_id)
-);
-"""
 
 EDGE_MESSAGE = (
     "{tool} is unavailable here: this is an edge gateway (a machine's own gateway), and the knowledge base {base} is "
@@ -150,7 +139,6 @@ class Gateway:
         self.saves = saves
         self.receipts = receipts
         self.edge = edge  # an edge gateway: the knowledge tools answer as unavailable
-        self.db.ensure(SCHEMA)
 
     # -- the request ------------------------------------------------------------
     def prepare(self, actor: Actor, body: Any) -> Turn:
@@ -409,8 +397,9 @@ class Gateway:
             conn.execute("DELETE FROM gateway_exchanges WHERE created_at < ?", (iso(now() - timedelta(days=7)),))
             for call in client_calls:
                 conn.execute(
-                    "INSERT OR REPLACE INTO gateway_exchanges(call_id, workspace, deployment, calls, results, created_at) "
-                    "VALUES (?,?,?,?,?,?)",
+                    "INSERT INTO gateway_exchanges(call_id, workspace, deployment, calls, results, created_at) "
+                    "VALUES (?,?,?,?,?,?) ON CONFLICT (workspace, deployment, call_id) DO UPDATE SET "
+                    "calls=excluded.calls, results=excluded.results, created_at=excluded.created_at",
                     (call["id"], turn.deployment.workspace, turn.deployment.name, json.dumps(ours), json.dumps(results),
                      iso()),
                 )

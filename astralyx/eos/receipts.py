@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import secrets
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -22,22 +23,9 @@ from nacl.signing import SigningKey, VerifyKey
 
 from ..auth.actor import Actor
 from ..auth.roles import DEPLOYMENTS_READ
+from ..engines import Database
 from ..errors import NotFound
-from ..sqlite import Database
 from ..util import atomic_write, iso, new_id, sha256
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS receipts (
-    id TEXT PRIMARY KEY,
-    workspace TEXT NOT NULL,
-    deployment TEXT NOT NULL,
-    signature TEXT NOT NULL,
-    document TEXT NOT NULL,
-    created_at TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS receipts_by_deployment ON receipts(workspace, deployment, created_at);
-CREATE INDEX IF NOT EXISTS receipts_by_signature ON receipts(signature);
-"""
 
 ALGORITHM = "Ed25519"
 CANONICALIZATION = "RFC8785"
@@ -67,18 +55,36 @@ def content_sha256(value: Any) -> str:
     return sha256(canonical(value))
 
 
+KEY_ENV = "ASTRALYX_RECEIPTS_KEY"  # the seed as 64 hex digits: one key for replicas that share no data directory
+
+
 def load_or_create_key(path: Path) -> SigningKey:
-    """The gateway's signing key (a 32-byte seed), created on first use, readable by the owner only."""
-    if path.exists():
-        seed = path.read_bytes()
+    """The gateway's signing key (a 32-byte seed): ASTRALYX_RECEIPTS_KEY, else the file, created on
+    first use (readable by the owner only). Replicas starting together on one data directory end
+    up with the same key: the file is linked into place only if none is there yet."""
+    if os.environ.get(KEY_ENV):
+        try:
+            seed = bytes.fromhex(os.environ[KEY_ENV].strip())
+        except ValueError:
+            seed = b""
         if len(seed) != 32:
-            raise RuntimeError(f"{path} is not an Ed25519 key (32 bytes expected): restore it or remove it to make a new one")
+            raise RuntimeError(f"{KEY_ENV} is not an Ed25519 seed: 64 hex digits expected (e.g. from `openssl rand -hex 32`)")
         return SigningKey(seed)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    os.chmod(path.parent, 0o700)
-    key = SigningKey.generate()
-    atomic_write(path, bytes(key), mode=0o600)
-    return key
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        os.chmod(path.parent, 0o700)
+        fresh = path.with_name(f".{path.name}.{secrets.token_hex(8)}.new")
+        atomic_write(fresh, bytes(SigningKey.generate()), mode=0o600)
+        try:
+            os.link(fresh, path)  # fails when another process made the key first: theirs is the key
+        except FileExistsError:
+            pass
+        finally:
+            fresh.unlink(missing_ok=True)
+    seed = path.read_bytes()
+    if len(seed) != 32:
+        raise RuntimeError(f"{path} is not an Ed25519 key (32 bytes expected): restore it or remove it to make a new one")
+    return SigningKey(seed)
 
 
 @dataclass
@@ -165,7 +171,6 @@ class Receipts:
         self.db = db
         self.key_path = home / "keys" / "receipts.ed25519"
         self._key: SigningKey | None = None
-        db.ensure(SCHEMA)
 
     @property
     def signing_key(self) -> SigningKey:

@@ -14,22 +14,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 
 from ..auth.actor import Actor
 from ..auth.roles import MANAGE_BASES, READ
+from ..engines import Database, Row
 from ..eos.deployments import Deployments
 from ..errors import Conflict, Invalid, NotFound, validation_message
-from ..sqlite import Database, sqlite3
 from ..util import NAME_RE, check_name, iso, new_id
 from .sources import Rule, check_patterns
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS bases (
-    workspace TEXT NOT NULL REFERENCES workspaces(name) ON DELETE CASCADE,
-    name TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    spec TEXT NOT NULL,
-    created_at TEXT NOT NULL,
-    PRIMARY KEY (workspace, name)
-);
-"""
 
 
 class DeploymentRef(BaseModel):
@@ -150,7 +139,6 @@ class KnowledgeBases:
         self.deployments = deployments
         # Called with the base before its folder goes (indexes close their files, caches drop).
         self.on_delete: list[Callable[[KnowledgeBase], None]] = []
-        db.ensure(SCHEMA)
 
     def folder(self, workspace: str, name: str) -> Path:
         return self.root / workspace / name
@@ -245,7 +233,7 @@ class KnowledgeBases:
     def purge_trash(self) -> None:
         shutil.rmtree(self.root / ".trash", ignore_errors=True)
 
-    def _row(self, row: sqlite3.Row) -> KnowledgeBase:
+    def _row(self, row: Row) -> KnowledgeBase:
         return KnowledgeBase(
             workspace=row["workspace"],
             name=row["name"],

@@ -24,9 +24,9 @@ from typing import Any
 from .. import links
 from ..auth.actor import Actor
 from ..auth.roles import DEPLOYMENTS_CALL, READ, WRITE_CONTENT
+from ..engines import Database, Row
 from ..errors import Conflict, Invalid, NotFound, RateLimited
 from ..locks import folder_lock
-from ..sqlite import Database, sqlite3
 from ..util import iso, new_id, now, sha256
 from .bases import KnowledgeBase, KnowledgeBases
 from .notes import Notes
@@ -37,36 +37,6 @@ DRAFT_DAYS = 14
 MAX_TITLE = 200
 MAX_TEXT = 50_000
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS model_drafts (
-    id TEXT PRIMARY KEY,
-    workspace TEXT NOT NULL,
-    base TEXT NOT NULL,
-    deployment TEXT NOT NULL,
-    conversation TEXT,
-    title TEXT NOT NULL,
-    text TEXT NOT NULL,
-    status TEXT NOT NULL DEFAULT 'pending',
-    save_id TEXT,
-    created_at TEXT NOT NULL,
-    decided_at TEXT
-);
-CREATE TABLE IF NOT EXISTS model_saves (
-    id TEXT PRIMARY KEY,
-    workspace TEXT NOT NULL,
-    base TEXT NOT NULL,
-    deployment TEXT NOT NULL,
-    conversation TEXT,
-    title TEXT NOT NULL,
-    path TEXT NOT NULL,
-    version TEXT NOT NULL,
-    confirmed INTEGER NOT NULL DEFAULT 0,
-    created_at TEXT NOT NULL,
-    undone_at TEXT
-);
-CREATE INDEX IF NOT EXISTS model_saves_by_base ON model_saves(workspace, base, created_at);
-CREATE INDEX IF NOT EXISTS model_drafts_by_base ON model_drafts(workspace, base, created_at);
-"""
 
 
 @dataclass
@@ -203,7 +173,6 @@ class Saves:
         self.per_hour = per_hour
         self.drafts_per_hour = drafts_per_hour
         self.draft_days = draft_days
-        db.ensure(SCHEMA)
 
     def _expired_before(self) -> str:
         return iso(now() - timedelta(days=self.draft_days))
@@ -211,7 +180,7 @@ class Saves:
     def purge_expired_drafts(self) -> int:
         """Remove the drafts older than draft_days, decided or not (at start). Answers how many."""
         with self.db.transaction() as conn:
-            return conn.execute("DELETE FROM model_drafts WHERE created_at<?", (self._expired_before(),)).rowcount
+            return int(conn.execute("DELETE FROM model_drafts WHERE created_at<?", (self._expired_before(),)).rowcount)
 
     def forget_base(self, base: KnowledgeBase) -> None:
         """A deleted base takes its drafts and saves along: a new base of that name starts with none."""
@@ -424,14 +393,14 @@ class Saves:
         return save
 
     @staticmethod
-    def _save(row: sqlite3.Row) -> ModelSave:
+    def _save(row: Row) -> ModelSave:
         return ModelSave(
             row["id"], row["workspace"], row["base"], row["deployment"], row["conversation"], row["title"], row["path"],
             row["version"], bool(row["confirmed"]), row["created_at"], row["undone_at"],
         )
 
     @staticmethod
-    def _draft(row: sqlite3.Row) -> Draft:
+    def _draft(row: Row) -> Draft:
         return Draft(
             row["id"], row["workspace"], row["base"], row["deployment"], row["conversation"], row["title"], row["text"],
             row["status"], row["created_at"], row["save_id"],

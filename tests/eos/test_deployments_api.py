@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+
+pytestmark = pytest.mark.engines  # records on SQLite and on PostgreSQL
+
 
 def test_put_get_list_delete(client, scripted_openai):
     base = {"metadata": {"name": "handbook"}, "spec": {"kind": "documents", "sources": []}}

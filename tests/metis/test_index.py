@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import numpy as np
+import pytest
 
 from astralyx.auth.actor import Actor
 from astralyx.eos.deployments import DeploymentSpec
@@ -15,6 +16,8 @@ from astralyx.metis.bases import parse_request
 from astralyx.metis.chunking import Chunk
 from astralyx.metis.parsing import ParsedDocument
 from astralyx.util import atomic_write
+
+pytestmark = pytest.mark.engines  # indexes on SQLite and on PostgreSQL
 
 # Words that mean the same thing land on the same dimension: what a real model does for synonyms.
 CONCEPTS = {"automobile": "car", "cars": "car", "vehicle": "car", "holiday": "vacation", "holidays": "vacation"}
@@ -88,8 +91,11 @@ def test_reindex_after_the_index_file_is_deleted(core, tmp_path):
     before = core.search.search(owner(), "handbook", "vacation days")
     assert before["mode"] == "hybrid" and labels(before)[0] == "docs:handbook/leave.md"
 
-    core.index.close(base)
-    (base.folder / "index.db").unlink()
+    if core.db.engine == "sqlite":  # the file is deleted
+        core.index.close(base)
+        (base.folder / "index.db").unlink()
+    else:  # the index's schema is dropped
+        core.index.drop(base)
     assert core.search.search(owner(), "handbook", "vacation days")["results"] == []  # an empty new index
     report = core.documents.reindex(owner(), "handbook")
     assert (report["added"], report["documents"], report["dimensions"]) == (2, 2, 64)

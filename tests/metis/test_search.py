@@ -9,6 +9,8 @@ from astralyx.metis.search import BUDGET_CHARS, Hit, passages, rrf
 
 from .test_index import ConceptEmbedder, labels, make_base, owner
 
+pytestmark = pytest.mark.engines  # indexes on SQLite and on PostgreSQL
+
 URL = "/v1/metis/knowledge-bases/{}/search"
 
 

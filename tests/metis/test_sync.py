@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from click.testing import CliRunner
 
 from astralyx.cli import cli
@@ -11,6 +12,8 @@ from astralyx.cli import cli
 from .test_index import ConceptEmbedder, labels, make_base, owner
 from .test_parsing import make_pdf
 from .test_search import write
+
+pytestmark = pytest.mark.engines  # indexes on SQLite and on PostgreSQL
 
 BASE = "/v1/metis/knowledge-bases/{}"
 

@@ -10,7 +10,6 @@ base's own files come from the writer (metis/writer.py): `on_change`, subscribed
 from __future__ import annotations
 
 import logging
-import shutil
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -115,6 +114,8 @@ class Index:
         # Passages from which keywords are ranked by the tantivy sidecar (keywords.py; FTS5's order,
         # SciFact nDCG@10 0.689 against FTS5's 0.688), None: never (FTS5 always). Below, FTS5 answers.
         self.keywords_from: int | None = KEYWORDS_FROM
+        # Where a base's index lives: index.db in its folder, or (engines.index_opener) PostgreSQL.
+        self.open_store: Callable[[KnowledgeBase], BaseIndex] = lambda base: BaseIndex(base.folder / INDEX_FILE)
         self._readers.append(("files/", self._read_upload))
         self._readers.append(("notes/", self._read_note))
         self._readers.append(("saved/", self._read_note))
@@ -157,7 +158,7 @@ class Index:
         with self._guard:
             index = self._open.get(key)
             if index is None or not index.path.parent.exists():
-                index = BaseIndex(base.folder / INDEX_FILE)
+                index = self.open_store(base)
                 index.keywords.use_from = self.keywords_from
                 self._open[key] = index
             return index
@@ -172,6 +173,12 @@ class Index:
             index = self._open.pop((base.workspace, base.name), None)
         if index is not None:
             index.close()
+
+    def drop(self, base: KnowledgeBase) -> None:
+        """Remove the base's index and its sidecars (the base goes, or is rebuilt from its files)."""
+        store = self.store(base)
+        self.close(base)
+        store.drop()
 
     def close_all(self) -> None:
         with self._guard:
@@ -354,12 +361,7 @@ class Index:
     def reindex(self, base: KnowledgeBase, progress: SyncJob | None = None) -> SyncReport:
         """Drop the index file and its derived sidecars and build them again from the files."""
         with self.lock(base):
-            self.close(base)
-            for suffix in ("", "-wal", "-shm"):
-                (base.folder / (INDEX_FILE + suffix)).unlink(missing_ok=True)
-            for name in (VECTORS_FILE, VECTORS_FILE.replace(".usearch", ".json")):
-                (base.folder / name).unlink(missing_ok=True)
-            shutil.rmtree(base.folder / KEYWORDS_DIR, ignore_errors=True)
+            self.drop(base)
         return self.sync(base, progress)
 
     def _plan(

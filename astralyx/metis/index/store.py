@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shutil
 import threading
 import unicodedata
 import uuid
@@ -26,42 +27,13 @@ from typing import TYPE_CHECKING, Any, cast
 if TYPE_CHECKING:  # numpy is imported where vectors are read or written (listing bases does not load it)
     import numpy as np
 
-from ...sqlite import Database, sqlite3
+from ...engines.sqlite import Database, sqlite3
+from ...migrations import migrate
+from ...migrations.index import STEPS
 from ...util import iso
 from ..chunking import Chunk
 from .keywords import KeywordSidecar, Text
 from .vectors import VectorSidecar
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS documents (
-    id INTEGER PRIMARY KEY,
-    key TEXT NOT NULL UNIQUE,        -- path in the base's folder, or source:<folder>/<path>
-    origin TEXT NOT NULL,            -- files | notes | saved | source | … (where the file lives)
-    kind TEXT NOT NULL,              -- docs | notes | saved | memory (selects a re-ranking hook)
-    label TEXT NOT NULL,
-    title TEXT NOT NULL,
-    hash TEXT NOT NULL,
-    attrs TEXT NOT NULL DEFAULT '{}',
-    size INTEGER NOT NULL DEFAULT 0,
-    chunks INTEGER NOT NULL DEFAULT 0,
-    indexed_at TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS chunks (
-    id INTEGER PRIMARY KEY,
-    doc_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
-    ord INTEGER NOT NULL,
-    text TEXT NOT NULL,
-    headings TEXT NOT NULL DEFAULT '[]',
-    line INTEGER,
-    page INTEGER
-);
-CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(doc_id);
-CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
-    title, headings, text,
-    content='', contentless_delete=1, tokenize='porter unicode61 remove_diacritics 2'
-);
-"""
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -79,8 +51,8 @@ def fingerprint(kind: str, text: str) -> str | None:
     return hashlib.blake2b(f"{kind}\0{norm}".encode(), digest_size=16).hexdigest() if norm else None
 
 
-def _add_passage_copies(conn: sqlite3.Connection) -> None:
-    """Schema step: identical passages indexed once. chunks.fingerprint (fingerprint() above; NULL: never
+def add_passage_copies(conn: sqlite3.Connection) -> None:
+    """Schema step 3 (migrations/index.py): identical passages indexed once. chunks.fingerprint (fingerprint() above; NULL: never
     merged) and chunks.copy_of (NULL: the copy that is searched and answered; else the chunk answered
     for it; a copy has no row in chunks_fts or chunks_vec). Chunks of an index.db made before get their
     fingerprints here; copies among them leave the search tables (the sidecars see new generations)."""
@@ -192,16 +164,18 @@ def embedding_text(title: str, chunk: Chunk) -> str:
 
 
 class BaseIndex:
+    steps = STEPS  # its schema's migration steps, kept in `version_table` (`astra db migrate` reports them)
+    version_table = "schema_version"
+
     def __init__(self, path: Path) -> None:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         self.db = Database(path, extensions=True)
-        self.db.ensure(SCHEMA)
+        migrate(self.db, STEPS)
         with self.db.transaction() as conn:  # who this index.db is: a copy of another one is told apart
             conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('index_id', ?)", (uuid.uuid4().hex,))
             conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('vectors_generation', '0')")
             conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('keywords_generation', '0')")
-            _add_passage_copies(conn)
         self._vectors: VectorSidecar | None = None
         self._vectors_guard = threading.Lock()
         self.keywords = KeywordSidecar(
@@ -214,6 +188,15 @@ class BaseIndex:
             self._vectors.close()
         self.keywords.close()
         self.db.close()
+
+    def drop(self) -> None:
+        """Remove index.db and the sidecars derived from it (closed first)."""
+        self.close()
+        for suffix in ("", "-wal", "-shm"):
+            self.path.with_name(self.path.name + suffix).unlink(missing_ok=True)
+        for file in self.sidecar_paths:
+            file.unlink(missing_ok=True)
+        shutil.rmtree(self.path.with_name(f"{self.path.stem}.keywords.tantivy"), ignore_errors=True)
 
     # -- the keyword sidecar ------------------------------------------------------------------
     @property

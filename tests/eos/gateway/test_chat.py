@@ -11,6 +11,8 @@ from astralyx.eos.gateway import MAX_ROUNDS
 
 from .conftest import openai_for, put_deployment
 
+pytestmark = pytest.mark.engines  # records on SQLite and on PostgreSQL
+
 ASK = [{"role": "user", "content": "How many vacation days do I have?"}]
 
 

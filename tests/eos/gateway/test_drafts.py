@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from datetime import timedelta
 
+import pytest
 from starlette.testclient import TestClient
 
 from astralyx.config import Settings
@@ -13,6 +14,8 @@ from astralyx.metis.saves import DRAFTS_PER_HOUR
 from astralyx.util import iso, now
 
 from ...conftest import ADMIN_TOKEN
+
+pytestmark = pytest.mark.engines  # records on SQLite and on PostgreSQL
 
 ASK = [{"role": "user", "content": "Keep these notes."}]
 DRAFTS = "/v1/metis/knowledge-bases/handbook/drafts"

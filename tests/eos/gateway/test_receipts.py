@@ -7,6 +7,7 @@ import hashlib
 import json
 import stat
 
+import pytest
 import rfc8785
 from click.testing import CliRunner
 from nacl.signing import VerifyKey
@@ -14,6 +15,8 @@ from nacl.signing import VerifyKey
 from astralyx.cli import cli
 from astralyx.config import Settings
 from astralyx.core import Astralyx
+
+pytestmark = pytest.mark.engines  # records on SQLite and on PostgreSQL
 
 ASK = [{"role": "user", "content": "How many vacation days?"}]
 

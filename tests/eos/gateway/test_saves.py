@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from astralyx.metis.saves import SAVES_PER_HOUR
+
+pytestmark = pytest.mark.engines  # records on SQLite and on PostgreSQL
 
 ASK = [{"role": "user", "content": "Keep this: the offsite is in Porto in March."}]
 OFFSITE = {"title": "Offsite", "text": "The offsite is in Porto in March."}

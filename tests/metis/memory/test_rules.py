@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from .conftest import files
+
+pytestmark = pytest.mark.engines  # on SQLite and on PostgreSQL
 
 
 def keep(client, *facts, base="team"):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from astralyx.config import Settings
 from astralyx.core import Astralyx
 from astralyx.metis.bases import BaseRequest
@@ -11,6 +13,8 @@ from astralyx.metis.memory.facts import Fact, render
 from astralyx.metis.memory.store import JOURNAL
 
 from .test_rules import fact, keep, three_roles
+
+pytestmark = pytest.mark.engines  # indexes on SQLite and on PostgreSQL
 
 SEARCH = "/v1/metis/knowledge-bases/team/search"
 

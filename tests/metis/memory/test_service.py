@@ -19,6 +19,8 @@ from astralyx.metis.memory.store import JOURNAL
 from .conftest import files
 from .test_rules import fact, keep, three_roles
 
+pytestmark = pytest.mark.engines  # on SQLite and on PostgreSQL
+
 URL = "/v1/metis/knowledge-bases/team/memory"
 
 
@@ -308,6 +310,7 @@ import sys
 from astralyx.auth.actor import Actor
 from astralyx.config import Settings
 from astralyx.core import Astralyx
+
 core = Astralyx(Settings.load(sys.argv[1])).start()
 n = int(sys.argv[2])
 for i in range(6):

@@ -1,0 +1,90 @@
+"""Where records and indexes are kept: SQLite files (the embedded default) or PostgreSQL.
+
+The domain talks to a `Database` and writes portable SQL (`?` placeholders, `ON CONFLICT`,
+`RETURNING`); what differs between engines (connections, placeholders, locks, DDL types) lives in
+engines/sqlite.py and engines/postgres.py. `open_records` picks the engine from the settings.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Any, Protocol, TypeAlias
+
+# A row by name or by position: sqlite3.Row under SQLite, engines.postgres.Row under PostgreSQL.
+# Their values are whatever the column holds, hence Any.
+Row: TypeAlias = Any
+
+
+class Cursor(Protocol):
+    rowcount: int
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+    def __iter__(self) -> Iterator[Any]: ...
+
+
+class Connection(Protocol):
+    def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ..., /) -> Any: ...
+
+
+class Database(Protocol):
+    """What the domain needs of a database: rows by name or position, explicit transactions.
+    A transaction is one writer at a time (SQLite: BEGIN IMMEDIATE; PostgreSQL: an advisory
+    transaction lock), so check-then-write inside one is safe on either engine."""
+
+    engine: str  # "sqlite" | "postgres"
+
+    def execute(self, sql: str, params: tuple[Any, ...] | dict[str, Any] = ...) -> Any: ...
+
+    def query(self, sql: str, params: tuple[Any, ...] | dict[str, Any] = ...) -> list[Any]: ...
+
+    def one(self, sql: str, params: tuple[Any, ...] | dict[str, Any] = ...) -> Any | None: ...
+
+    def scalar(self, sql: str, params: tuple[Any, ...] | dict[str, Any] = ...) -> Any: ...
+
+    def transaction(self) -> AbstractContextManager[Any]: ...
+
+    def close(self) -> None: ...
+
+
+def lock_id(name: str) -> int:
+    """A signed 64-bit PostgreSQL advisory lock id for a name (the same on every replica and machine)."""
+    return int.from_bytes(hashlib.blake2b(name.encode(), digest_size=8).digest(), "big", signed=True)
+
+
+def is_postgres(url: str | None) -> bool:
+    return bool(url) and str(url).startswith(("postgresql://", "postgres://"))
+
+
+def open_records(home: Path, url: str | None = None) -> Database:
+    """The instance's records: `<home>/astralyx.db`, or the PostgreSQL database at `url`."""
+    if url and is_postgres(url):
+        try:
+            from .postgres import Database as PgDatabase
+        except ImportError as e:  # pragma: no cover - depends on what is installed
+            from ..errors import Unavailable
+
+            raise Unavailable(f"PostgreSQL needs psycopg: pip install 'astralyx[postgres]' ({e})") from e
+
+        return PgDatabase(url, name="records")
+    if url:
+        from ..errors import BadRequest
+
+        raise BadRequest(f"The database URL {url!r} is not postgresql://…; leave it unset for SQLite in the data directory.")
+    from .sqlite import Database as SqliteDatabase
+
+    return SqliteDatabase(home / "astralyx.db")
+
+
+def index_opener(url: str | None) -> Any:
+    """How a base's index is opened under this engine (None: index.db in the base's folder)."""
+    if not (url and is_postgres(url)):
+        return None
+    from .pg_index import PgBaseIndex
+
+    return lambda base: PgBaseIndex(url, base.workspace, base.name, base.folder)

@@ -1,0 +1,160 @@
+"""Two real `astra serve` replicas on two ports over one PostgreSQL and one data directory."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import frontmatter
+import httpx
+import pytest
+
+from .conftest import ADMIN_TOKEN
+from .postgres_server import free_port
+
+MEMORY = "/v1/metis/knowledge-bases/team/memory"
+TEAM = {"metadata": {"name": "team"}, "spec": {"kind": "memory"}}
+
+
+class Replica:
+    def __init__(self, home: Path, database: str) -> None:
+        self.port = free_port()
+        env = {**os.environ, "ASTRALYX_HOME": str(home), "ASTRALYX_TOKEN": ADMIN_TOKEN, "ASTRALYX_DATABASE_URL": database}
+        env.pop("ASTRALYX_API", None)
+        self.log = home.parent / f"replica-{self.port}.log"
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", "from astralyx.cli import cli; cli()", "serve", "--port", str(self.port)],
+            env=env, stdout=self.log.open("wb"), stderr=subprocess.STDOUT,
+        )
+        self.http = httpx.Client(base_url=f"http://127.0.0.1:{self.port}", timeout=60,
+                                 headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})
+
+    def wait(self) -> Replica:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            assert self.process.poll() is None, self.log.read_text()
+            try:
+                if self.http.get("/v1/keys").status_code == 200:
+                    return self
+            except httpx.TransportError:
+                pass
+            time.sleep(0.2)
+        raise AssertionError("the replica did not start: " + self.log.read_text())
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+        self.http.close()
+
+
+@pytest.fixture
+def replicas(home, postgres_server) -> Iterator[tuple[Replica, Replica]]:
+    with postgres_server.database() as url:
+        first = Replica(home, url).wait()  # the first makes the data directory; then the second joins
+        second = Replica(home, url).wait()
+        try:
+            yield first, second
+        finally:
+            first.stop()
+            second.stop()
+
+
+def fact(subject: str, attribute: str, sentence: str, said_at: str) -> dict:
+    return {"subject": subject, "attribute": attribute, "fact": sentence, "said_at": said_at, "source": "chat: replicas"}
+
+
+def current_and_history(replica: Replica) -> dict[tuple[str, str], tuple[list[str], list[str]]]:
+    """(subject, attribute) → (current facts, the facts they replaced), as a replica lists them."""
+    listed = replica.http.get(MEMORY, params={"history": "true"}).json()
+    out: dict[tuple[str, str], tuple[list[str], list[str]]] = {}
+    for group in listed["subjects"]:
+        for item in group["facts"]:
+            key = (item["subject"], item["attribute"])
+            current, older = out.setdefault(key, ([], []))
+            current.append(item["fact"])
+            older.extend(r["fact"] for r in item.get("replaced", []))
+    return out
+
+
+def test_writes_on_one_replica_are_read_on_the_other_and_they_share_one_signing_key(replicas):
+    a, b = replicas
+    assert a.http.post("/v1/metis/knowledge-bases", json={"metadata": {"name": "handbook"}}).status_code == 201
+    note = {"metadata": {"title": "Offsite"}, "content": "# Offsite\n\nThe offsite is in Porto in March.\n"}
+    assert a.http.put("/v1/metis/knowledge-bases/handbook/notes/offsite.md", json=note).status_code == 201
+    names = [k["metadata"]["name"] for k in b.http.get("/v1/metis/knowledge-bases").json()["knowledge_bases"]]
+    assert "handbook" in names
+    found = b.http.post("/v1/metis/knowledge-bases/handbook/search", json={"query": "offsite Porto"}).json()
+    assert "Porto" in found["results"][0]["text"]
+    created = b.http.post("/v1/keys", json={"role": "viewer"}).json()["key"]
+    assert a.http.get("/v1/metis/knowledge-bases", headers={"Authorization": f"Bearer {created}"}).status_code == 200
+    assert a.http.get("/v1/eos/receipts/public-key").json() == b.http.get("/v1/eos/receipts/public-key").json()
+
+
+def test_50_concurrent_keeps_over_both_leave_one_current_fact_per_subject_and_attribute(replicas):
+    a, b = replicas
+    assert a.http.post("/v1/metis/knowledge-bases", json=TEAM).status_code == 201
+    people = ["Ana", "Bruno", "Chen", "Dara", "Eli"]
+    jobs = [(a if i % 2 else b, fact(people[i % 5], "city", f"{people[i % 5]} lives in city {i}.", f"2026-01-{1 + i // 5:02d}"))
+            for i in range(50)]
+
+    def keep(job) -> int:
+        replica, one = job
+        return replica.http.post(MEMORY, json={"facts": [one]}).status_code
+
+    with ThreadPoolExecutor(10) as pool:
+        assert list(pool.map(keep, jobs)) == [200] * 50
+    seen_a, seen_b = current_and_history(a), current_and_history(b)
+    assert seen_a == seen_b  # one memory, whichever replica answers
+    assert sorted(seen_a) == [(p, "city") for p in people]
+    for person in people:
+        current, older = seen_a[(person, "city")]
+        # The latest said is current; the nine before it are its history, each once.
+        assert current == [f"{person} lives in city {45 + people.index(person)}."]
+        assert sorted(older) == sorted(f"{person} lives in city {i}." for i in range(people.index(person), 45, 5))
+
+
+def test_kill_9_of_one_replica_during_writes_loses_no_acknowledged_fact_and_the_other_keeps_answering(replicas, home):
+    a, b = replicas
+    assert a.http.post("/v1/metis/knowledge-bases", json=TEAM).status_code == 201
+    acknowledged: list[str] = []
+    refused_by_b: list[int] = []
+
+    def keep(i: int) -> None:
+        replica = a if i % 2 else b
+        one = fact(f"Person {i}", "role", f"Person {i} is on team {i}.", "2026-02-01")
+        try:
+            r = replica.http.post(MEMORY, json={"facts": [one]})
+        except httpx.TransportError:
+            return  # the killed replica: not acknowledged
+        if r.status_code == 200:
+            acknowledged.append(one["fact"])
+        elif replica is b:
+            refused_by_b.append(r.status_code)
+
+    with ThreadPoolExecutor(6) as pool:
+        futures = [pool.submit(keep, i) for i in range(120)]
+        while len(acknowledged) < 10:  # writes under way on both
+            time.sleep(0.01)
+        os.kill(a.process.pid, signal.SIGKILL)
+        for f in futures:
+            f.result()
+    assert refused_by_b == []
+    print(f"acknowledged {len(acknowledged)} of 120")
+    assert 60 <= len(acknowledged) < 120  # every one of b's, and a's until it died
+    listed = current_and_history(b)
+    kept = {current[0] for current, _ in listed.values()}
+    assert set(acknowledged) <= kept
+    for path in (home / "bases/default/team/notes/memory").glob("*.md"):
+        note = frontmatter.load(path)  # whole notes only: front matter and the fact
+        assert note["subject"] and note.content.strip()
+    assert b.http.post(MEMORY, json={"facts": [fact("Zoe", "role", "Zoe joined.", "2026-03-01")]}).status_code == 200
