@@ -46,7 +46,7 @@ OWNER = Actor.local_owner("default")
 
 
 def base_on(tmp: Path, name: str, src: Path, url: str | None, embedder: HashEmbedder) -> tuple[Astralyx, float]:
-    core = Astralyx(Settings.load(tmp / f"home-{name}", database_url=url or None))
+    core = Astralyx(Settings.load(tmp / f"home-{name}", database_url=url or None)).start()
     spec = {"sources": [{"folder": str(src)}], "embedding": {"deployment": "e5-small"}}
     core.bases.create(OWNER, parse_request({"metadata": {"name": "speed"}, "spec": spec}))
     core.index.embedder_for = lambda base: embedder
@@ -97,7 +97,7 @@ def pg_quality(core: Astralyx, queries: list[str], embedder: HashEmbedder) -> tu
 def keeps(tmp: Path, urls: dict[str, str | None], n: int, embedder: HashEmbedder) -> dict[str, float]:
     cores = {}
     for engine, url in urls.items():
-        core = Astralyx(Settings.load(tmp / f"home-keeps-{engine}", database_url=url or None))
+        core = Astralyx(Settings.load(tmp / f"home-keeps-{engine}", database_url=url or None)).start()
         core.bases.create(OWNER, parse_request({"metadata": {"name": "team"}, "spec": {"kind": "memory"}}))
         core.index.embedder_for = lambda base: embedder
         cores[engine] = core

@@ -39,7 +39,7 @@ def test_copy_moves_records_and_rebuilds_indexes_and_leaves_the_source_as_it_was
         assert "built 2 base indexes (2 documents)" in result.output
         assert [digest(p) for p in sources] == before  # nothing of the source changed
 
-        moved = Astralyx(Settings.load(home, database_url=url))
+        moved = Astralyx(Settings.load(home, database_url=url)).start()
         try:
             assert moved.db.engine == "postgres"
             api = TestClient(create_app(moved), headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})

@@ -49,7 +49,7 @@ def test_a_data_directory_from_before_versions_upgrades_in_place_and_keeps_its_d
         index_id = conn.execute("SELECT value FROM meta WHERE key='index_id'").fetchone()[0]
         indexed = conn.execute("SELECT key, indexed_at FROM documents").fetchall()
 
-    core = Astralyx(Settings.load(old_home))
+    core = Astralyx(Settings.load(old_home)).start()
     try:
         assert steps_recorded(old_home / "astralyx.db") == [s.version for s in RECORD_STEPS]
         assert {"keys_by_workspace", "gateway_exchanges_by_time"} <= tables(old_home / "astralyx.db")
@@ -120,7 +120,7 @@ def test_steps_must_be_numbered_in_order(tmp_path):
 
 def test_astra_db_migrate_on_postgresql(home, astra, postgres_server):
     with postgres_server.database() as url:
-        core = Astralyx(Settings.load(home, database_url=url))
+        core = Astralyx(Settings.load(home, database_url=url)).start()
         try:
             client = TestClient(create_app(core), headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})
             assert client.post("/v1/metis/knowledge-bases", json={"metadata": {"name": "handbook"}}).status_code == 201

@@ -158,3 +158,44 @@ def test_kill_9_of_one_replica_during_writes_loses_no_acknowledged_fact_and_the_
         note = frontmatter.load(path)  # whole notes only: front matter and the fact
         assert note["subject"] and note.content.strip()
     assert b.http.post(MEMORY, json={"facts": [fact("Zoe", "role", "Zoe joined.", "2026-03-01")]}).status_code == 200
+
+
+STARTER = """
+import sys
+from astralyx.config import Settings
+from astralyx.core import Astralyx
+core = Astralyx(Settings.load(sys.argv[1], database_url=sys.argv[2]))
+sys.stdin.readline()  # all open, then all start at once
+core.start()
+print(core.new_admin_key or "")
+core.close()
+"""
+
+
+def test_replicas_starting_together_on_a_new_database_make_one_workspace_and_one_admin_key(tmp_path, postgres_server):
+    home = tmp_path / "home"
+    env = {k: v for k, v in os.environ.items() if k not in ("ASTRALYX_TOKEN", "ASTRALYX_DATABASE_URL")}
+    with postgres_server.database() as url:
+        starters = [subprocess.Popen([sys.executable, "-c", STARTER, str(home), url], env=env, text=True,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                    for _ in range(4)]
+        time.sleep(3)  # each has opened (its migrations run) and waits
+        for p in starters:
+            p.stdin.write("go\n")
+            p.stdin.flush()
+        outs = [p.communicate(timeout=120) for p in starters]
+        assert [p.returncode for p in starters] == [0] * 4, [err for _, err in outs]
+        shown = [out.strip() for out, _ in outs if out.strip()]
+        assert len(shown) == 1  # one of them made the admin key and showed it; the others found it
+        assert (home / "admin.key").read_text().strip() == shown[0]
+
+        from astralyx.config import Settings
+        from astralyx.core import Astralyx
+
+        core = Astralyx(Settings.load(home, database_url=url)).start()
+        try:
+            assert core.keys.count() == 1
+            assert [r[0] for r in core.db.query("SELECT name FROM workspaces")] == ["default"]
+            assert core.keys.authenticate(shown[0]).role == "admin"
+        finally:
+            core.close()

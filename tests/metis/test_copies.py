@@ -6,7 +6,8 @@ import json
 
 from astralyx.eos import knowledge
 from astralyx.metis.chunking import Chunk
-from astralyx.metis.index.store import SCHEMA, BaseIndex, Entry
+from astralyx.metis.index.store import BaseIndex, Entry
+from astralyx.migrations.index import V1, V2
 from astralyx.sqlite import Database
 
 from .test_index import ConceptEmbedder, make_base, owner
@@ -157,7 +158,7 @@ def test_facts_and_passages_of_other_kinds_are_not_merged(tmp_path):
 def test_an_index_made_before_copies_were_merged_is_brought_in_step(tmp_path):
     path = tmp_path / "index.db"
     db = Database(path, extensions=True)
-    db.ensure(SCHEMA)  # the tables as they were, without fingerprints
+    db.script(V1 + V2)  # the tables as they were, without fingerprints (no schema_version: before versions)
     with db.transaction() as conn:
         for doc_id, label in ((1, "docs:b/one.md"), (2, "docs:b/two.md")):
             conn.execute("INSERT INTO documents(id, key, origin, kind, label, title, hash, chunks, indexed_at) "

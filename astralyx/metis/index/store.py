@@ -78,7 +78,9 @@ def add_passage_copies(conn: sqlite3.Connection) -> None:
             if has_vec:
                 conn.execute("DELETE FROM chunks_vec WHERE rowid=?", (cid,))
             moved = True
-    if moved:
+    if moved:  # (the step may run before the index's first meta rows are made)
+        for key in ("vectors_generation", "keywords_generation"):
+            conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES (?, '0')", (key,))
         conn.execute(
             "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key IN ('vectors_generation', 'keywords_generation')"
         )
