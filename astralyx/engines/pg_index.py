@@ -144,6 +144,13 @@ class PgBaseIndex:
     def hashes(self) -> dict[str, str]:
         return {r["key"]: r["hash"] for r in self.db.query(f"SELECT key, hash FROM {self.schema}.documents")}
 
+    def _answered_count(self) -> int:
+        """Passages searched and answered (not copies)."""
+        return int(self.db.scalar(f"SELECT count(*) FROM {self.schema}.chunks WHERE copy_of IS NULL"))
+
+    def _vector_count(self) -> int:
+        return int(self.db.scalar(f"SELECT count(*) FROM {self.schema}.chunks WHERE embedding IS NOT NULL"))
+
     def count(self) -> tuple[int, int]:
         docs = int(self.db.scalar(f"SELECT count(*) FROM {self.schema}.documents"))
         chunks = int(self.db.scalar(f"SELECT count(*) FROM {self.schema}.chunks"))

@@ -3,10 +3,14 @@ next sync, searches by keywords meanwhile; the kind never changes; only managers
 
 from __future__ import annotations
 
+import pytest
+
 from astralyx.eos.deployments import DeploymentSpec
 
 from .test_index import ConceptEmbedder, make_base
 from .test_search import write
+
+pytestmark = pytest.mark.engines  # the tests of a core run on SQLite and on PostgreSQL
 
 BASE = "/v1/metis/knowledge-bases/{}"
 

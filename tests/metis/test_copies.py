@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from astralyx.eos import knowledge
 from astralyx.metis.chunking import Chunk
 from astralyx.metis.index.store import BaseIndex, Entry
@@ -12,6 +14,8 @@ from astralyx.sqlite import Database
 
 from .test_index import ConceptEmbedder, make_base, owner
 from .test_search import write
+
+pytestmark = pytest.mark.engines  # the tests of a core run on SQLite and on PostgreSQL
 
 BASE = "/v1/metis/knowledge-bases/{}"
 SHARED = "Ferris the crab is the unofficial mascot of the Rust community."

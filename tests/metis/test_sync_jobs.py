@@ -8,9 +8,12 @@ import threading
 import time
 
 import numpy as np
+import pytest
 
 from .test_index import ConceptEmbedder, labels, make_base, owner
 from .test_search import write
+
+pytestmark = pytest.mark.engines  # the tests of a core run on SQLite and on PostgreSQL
 
 BASE = "/v1/metis/knowledge-bases/{}"
 

@@ -13,6 +13,8 @@ from astralyx.util import sha256
 
 from .test_index import labels, make_base, owner, sync_held
 
+pytestmark = pytest.mark.engines  # the tests of a core run on SQLite and on PostgreSQL
+
 FACT = {"subject": "Ana", "attribute": "role", "fact": "Ana leads the data team.", "source": "chat", "said_at": "2026-09-01"}
 
 
