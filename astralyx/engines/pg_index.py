@@ -2,19 +2,25 @@
 
 Same public methods as the SQLite `BaseIndex`, so the index service and search do not know which
 engine answers. Chunks carry their words as a GIN-indexed tsvector and their vector as pgvector
-(an HNSW index, cosine); there are no sidecars (PostgreSQL's own indexes are in step with every
-commit). Derived like index.db: dropped (`drop`) and rebuilt from the files, stale documents
-found by hash at sync.
+(an HNSW index, cosine). Derived like index.db: dropped (`drop`) and rebuilt from the files, stale
+documents found by hash at sync.
 
-Keywords do not rank every match (an OR of all words ranked by ts_rank took 173/381 ms p50/p95
-at 100k): candidates are the passages with all the words, then at most PER_TERM passages per
-word (rare words bring all theirs, common ones a bounded share), and only those are ranked.
+Keywords: from USE_FROM passages, each replica ranks them with its own tantivy sidecar
+(metis/index/keywords.py, FTS5's bm25 order), in a folder of its own that it builds at first use
+from the base's schema. Every write moves `meta.keywords_generation` on and logs the passages it
+changed (`keyword_changes`), so a sidecar catches up with other replicas' writes by reading the log,
+without a rebuild; one further behind than the log reaches is rebuilt in the background. Until a
+sidecar is in step, and for small bases, PostgreSQL answers: an OR of all words ranked by ts_rank
+took 173/381 ms p50/p95 at 100k, so only bounded candidates are ranked (the passages with all the
+words, then at most PER_TERM per word).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import shutil
+import tempfile
 import threading
 import uuid
 from collections.abc import Iterable
@@ -23,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from ..metis.index.keywords import KeywordSidecar, Text
 from ..metis.index.store import Entry, Row, StoredDocument, fingerprint, query_words
 from ..migrations import migrate
 from ..migrations.index import POSTGRES_STEPS
@@ -34,25 +41,11 @@ ALL_WORDS = 1000  # candidates with every word
 EF_SEARCH = 50  # HNSW breadth at query time (search asks for 50 candidates; ≥ 40 gave recall@10 0.985 at 100k)
 _ef_set: set[int] = set()  # connections (by id) whose session has hnsw.ef_search set
 CONFIG = "english"  # stemming and stop words, as FTS5's porter tokenizer stems
+KEEP_CHANGES = 2000  # generations of keyword changes kept for other replicas' sidecars to catch up from
 
 
 def schema_of(workspace: str, base: str) -> str:
     return "ix_" + hashlib.blake2b(f"{workspace}/{base}".encode(), digest_size=8).hexdigest()
-
-
-class _NoSidecar:
-    """PostgreSQL's own indexes answer: what the service asks of a sidecar does nothing."""
-
-    use_from: int | None = None
-
-    def ensure(self, generation: int) -> None:
-        return None
-
-    def wait(self, timeout: float | None = None) -> bool:
-        return True
-
-    def close(self) -> None:
-        return None
 
 
 class PgBaseIndex:
@@ -68,18 +61,70 @@ class PgBaseIndex:
         with self.db.transaction() as conn:
             conn.execute(f"INSERT INTO {self.schema}.meta(key, value) VALUES ('index_id', ?) ON CONFLICT DO NOTHING",
                          (uuid.uuid4().hex,))
-        self.keywords = _NoSidecar()
         self._guard = threading.Lock()
+        # This replica's keyword sidecar: a folder of this process (the data directory may be shared)
+        self._local = Path(tempfile.mkdtemp(prefix=f"astralyx-{self.schema}-"))
+        self.keywords = KeywordSidecar(
+            self._local / "keywords.tantivy", self.meta("index_id") or "", self._keyword_snapshot, self._answered_count,
+        )
 
     def close(self) -> None:
-        return None  # connections are the engine's, shared by every base
+        """The sidecar closes and its folder goes; connections are the engine's, shared by every base."""
+        self.keywords.close()
+        shutil.rmtree(self._local, ignore_errors=True)
 
     def drop(self) -> None:
         """Remove this index entirely (the base is deleted or rebuilt from its files)."""
+        self.close()
         self.db.script(f"DROP SCHEMA IF EXISTS {self.schema} CASCADE")
 
-    # -- what the service reads of the sidecars ------------------------------------------------
-    keywords_generation = 0
+    # -- the keyword sidecar ------------------------------------------------------------------
+    @property
+    def keywords_generation(self) -> int:
+        return int(self.meta("keywords_generation") or 0)
+
+    def _keyword_snapshot(self) -> tuple[int, list[tuple[int, Text]]]:
+        s = self.schema
+        rows = self.db.query(  # one statement: one snapshot of the generation and the passages
+            f"SELECT (SELECT value FROM {s}.meta WHERE key='keywords_generation'), c.id, d.title, c.headings, c.text "
+            f"FROM {s}.chunks c JOIN {s}.documents d ON d.id = c.doc_id WHERE c.copy_of IS NULL"
+        )
+        if not rows:
+            return self.keywords_generation, []
+        return int(rows[0][0]), [(r[1], (r[2], " ".join(json.loads(r[3])), r[4])) for r in rows]
+
+    def _log_keywords(self, conn: Any, texts: dict[int, Text | None]) -> int:
+        """Within a write's transaction: the next keyword generation, with the passages it changed logged."""
+        s = self.schema
+        generation = int(conn.execute(
+            f"UPDATE {s}.meta SET value = (value::bigint + 1)::text WHERE key='keywords_generation' RETURNING value"
+        ).fetchone()[0])
+        rows = [(generation, cid, *(t if t is not None else (None, None, None))) for cid, t in texts.items()]
+        conn.raw.cursor().executemany(
+            f"INSERT INTO {s}.keyword_changes(generation, chunk_id, title, headings, text) VALUES (%s,%s,%s,%s,%s)", rows,
+        )
+        if generation % 100 == 0:
+            conn.execute(f"DELETE FROM {s}.keyword_changes WHERE generation <= ?", (generation - KEEP_CHANGES,))
+        return generation
+
+    def _catch_up(self, generation: int) -> None:
+        """Bring this replica's sidecar to `generation` from the change log (other replicas' writes)."""
+        have = self.keywords.generation
+        if have is None or have >= generation or not self.keywords.ready:
+            return
+        rows = self.db.query(
+            f"SELECT generation, chunk_id, title, headings, text FROM {self.schema}.keyword_changes "
+            "WHERE generation > ? AND generation <= ? ORDER BY generation", (have, generation),
+        )
+        changes: dict[int, dict[int, Text | None]] = {}
+        for gen, cid, title, headings, text in rows:
+            changes.setdefault(gen, {})[cid] = None if title is None else (title, headings, text)
+        for gen in range(have + 1, generation + 1):
+            if gen not in changes:
+                return  # pruned from the log: the search falls back, and the sidecar is rebuilt
+            self.keywords.apply(gen, changes[gen])
+
+    # -- what the service reads of the vector sidecar (pgvector's HNSW index is in the database) -----
     generation = 0
 
     def vectors_sidecar(self) -> None:
@@ -162,9 +207,10 @@ class PgBaseIndex:
         one's `also_in`; the rule and its reasons are store.py's."""
         s = self.schema
         dims = self.dimensions
+        texts: dict[int, Text | None] = {}  # chunk id → its words now (None: gone), for the keyword sidecars
         with self.db.transaction() as conn:
             for e in entries:
-                self._delete(conn, e.key)
+                self._delete(conn, e.key, texts)
                 doc_id = conn.execute(
                     f"INSERT INTO {s}.documents(key, origin, kind, label, title, hash, attrs, size, chunks, indexed_at) "
                     "VALUES (?,?,?,?,?,?,?,?,?,?) RETURNING id",
@@ -175,7 +221,7 @@ class PgBaseIndex:
                     f"SELECT fingerprint, id, embedding IS NOT NULL FROM {s}.chunks "
                     "WHERE fingerprint = ANY(?) AND copy_of IS NULL", ([fp for fp in fps if fp],),
                 ).fetchall()} if any(fps) else {}
-                firsts, copies, seen = [], [], set()
+                firsts, copies, seen, words = [], [], set(), []
                 for i, chunk in enumerate(e.chunks):
                     vector = None
                     if e.vectors is not None and dims:
@@ -189,6 +235,7 @@ class PgBaseIndex:
                     if fp is not None:
                         seen.add(fp)
                     headings = " ".join(chunk.headings)
+                    words.append((e.title, headings, chunk.text))
                     firsts.append((doc_id, i, chunk.text, json.dumps(chunk.headings, ensure_ascii=False), chunk.line,
                                    chunk.page, fp, f"{e.title}\n{headings}\n{chunk.text}",
                                    None if vector is None else _vector_text(vector)))
@@ -199,12 +246,13 @@ class PgBaseIndex:
                         f"VALUES (%s,%s,%s,%s,%s,%s,%s,to_tsvector('{CONFIG}', %s),%s::vector) RETURNING id, fingerprint",
                         firsts, returning=True,
                     )
-                    while True:
+                    for text in words:  # a result per row inserted, in order
                         row = cur.fetchone()
-                        if row is not None and row[1] is not None:
+                        assert row is not None  # RETURNING gives one row per insert
+                        texts[row[0]] = text
+                        if row[1] is not None:
                             held[row[1]] = (row[0], True)  # lent a vector below if it has none
-                        if not cur.nextset():
-                            break
+                        cur.nextset()
                 for i, chunk, fp, vector in copies:
                     first, _ = held[fp]
                     conn.execute(
@@ -216,6 +264,9 @@ class PgBaseIndex:
                     if vector is not None:  # the first copy may lack one (its embedding changed)
                         conn.execute(f"UPDATE {s}.chunks SET embedding = ?::vector WHERE id=? AND embedding IS NULL",
                                      (_vector_text(vector), first))
+            generation = self._log_keywords(conn, texts) if texts else 0
+        if texts:
+            self.keywords.apply(generation, texts)
 
     def to_embed(self, entries: list[Entry], embedded: set[str]) -> list[list[bool]]:
         """Which chunks of these entries need a vector (store.py's rule: not a passage held with its vector
@@ -265,12 +316,16 @@ class PgBaseIndex:
 
     def remove(self, keys: Iterable[str]) -> int:
         removed = 0
+        texts: dict[int, Text | None] = {}
         with self.db.transaction() as conn:
             for key in keys:
-                removed += self._delete(conn, key)
+                removed += self._delete(conn, key, texts)
+            generation = self._log_keywords(conn, texts) if texts else 0
+        if texts:
+            self.keywords.apply(generation, texts)
         return removed
 
-    def _delete(self, conn: Any, key: str) -> int:
+    def _delete(self, conn: Any, key: str, texts: dict[int, Text | None]) -> int:
         """Remove a document; where it held the first copy of a passage, the next copy in another document is
         answered instead (its own words, the same vector)."""
         s = self.schema
@@ -280,17 +335,20 @@ class PgBaseIndex:
         doc_id = row[0]
         heirs = conn.execute(
             f"SELECT c.id, (SELECT min(k.id) FROM {s}.chunks k WHERE k.copy_of = c.id AND k.doc_id != c.doc_id) "
-            f"FROM {s}.chunks c WHERE c.doc_id=? AND c.copy_of IS NULL AND c.fingerprint IS NOT NULL",
+            f"FROM {s}.chunks c WHERE c.doc_id=? AND c.copy_of IS NULL",
             (doc_id,),
         ).fetchall()
         for cid, hid in heirs:
+            texts[cid] = None
             if hid is None:
                 continue
             heir = conn.execute(
                 f"SELECT c.text, c.headings, d.title FROM {s}.chunks c JOIN {s}.documents d ON d.id = c.doc_id "
                 "WHERE c.id=?", (hid,),
             ).fetchone()
-            words = f"{heir[2]}\n{' '.join(json.loads(heir[1]))}\n{heir[0]}"
+            headings = " ".join(json.loads(heir[1]))
+            words = f"{heir[2]}\n{headings}\n{heir[0]}"
+            texts[hid] = (heir[2], headings, heir[0])
             conn.execute(
                 f"UPDATE {s}.chunks SET copy_of=NULL, tsv=to_tsvector('{CONFIG}', ?), "
                 f"embedding=(SELECT embedding FROM {s}.chunks WHERE id=?) WHERE id=?",
@@ -302,11 +360,18 @@ class PgBaseIndex:
 
     # -- search -------------------------------------------------------------------------------
     def keyword_ids(self, query: str, limit: int, exact: bool = False) -> list[int]:
-        """Chunk ids by ts_rank over the candidates (all words, then a bounded share per word), best
-        first; `exact` ranks every passage with any of the words."""
+        """Chunk ids, best first: this replica's keyword sidecar when it is (or is brought) in step; else
+        ts_rank over the candidates (all words, then a bounded share per word); `exact` ranks every
+        passage with any of the words."""
         words = query_words(query)
         if not words:
             return []
+        if not exact:
+            generation = self.keywords_generation
+            self._catch_up(generation)
+            found = self.keywords.search(words, limit, generation)
+            if found is not None:
+                return found
         s = self.schema
         any_word = " || ".join(f"plainto_tsquery('{CONFIG}', ?)" for _ in words)
         # ts_rank normalised by length (1: 1 + log of it); ties by document and place, not by

@@ -101,6 +101,22 @@ CREATE INDEX IF NOT EXISTS chunks_tsv ON {schema}.chunks USING gin(tsv);
 CREATE INDEX IF NOT EXISTS documents_by_origin ON {schema}.documents(origin, label);
 """
 
+# Each replica keeps the tantivy keyword sidecar of a base in a folder of its own (pg_index.py); a write
+# moves meta.keywords_generation on and logs the passages it changed, so every replica's sidecar catches
+# up with the others' writes without a rebuild. The log keeps the last generations only.
+POSTGRES_V2 = """
+INSERT INTO {schema}.meta(key, value) VALUES ('keywords_generation', '0') ON CONFLICT DO NOTHING;
+CREATE TABLE IF NOT EXISTS {schema}.keyword_changes (
+    generation BIGINT NOT NULL,
+    chunk_id BIGINT NOT NULL,
+    title TEXT,                      -- NULL: the passage left the keyword index
+    headings TEXT,
+    text TEXT
+);
+CREATE INDEX IF NOT EXISTS keyword_changes_by_generation ON {schema}.keyword_changes(generation);
+"""
+
 POSTGRES_STEPS = [
     Step(1, "documents, chunks, tsvector keywords (GIN), pgvector vectors", POSTGRES_V1),
+    Step(2, "keyword changes by generation, for each replica's keyword sidecar", POSTGRES_V2),
 ]
