@@ -271,48 +271,49 @@ class PgBaseIndex:
     def to_embed(self, entries: list[Entry], embedded: set[str]) -> list[list[bool]]:
         """Which chunks of these entries need a vector (store.py's rule: not a passage held with its vector
         in a document these entries do not replace, nor one of `embedded`, which this adds to)."""
-        replaced = {e.key for e in entries}
-        has_vec = bool(self.dimensions)
+        prints = [[fingerprint(e.kind, chunk.text) for chunk in e.chunks] for e in entries]
+        held = self._held_with_vectors({fp for fps in prints for fp in fps if fp}, {e.key for e in entries})
         out = []
-        for e in entries:
+        for fps in prints:
             flags = []
-            for chunk in e.chunks:
-                fp = fingerprint(e.kind, chunk.text)
+            for fp in fps:
                 if fp is None:
                     flags.append(True)
                     continue
-                flags.append(fp not in embedded and not (has_vec and self._held_with_vector(fp, replaced)))
+                flags.append(fp not in embedded and fp not in held)
                 embedded.add(fp)
             out.append(flags)
         return out
 
+    def _held_with_vectors(self, fps: set[str], replaced: set[str]) -> set[str]:
+        """Of these fingerprints, those held with a vector in a document other than `replaced` (one query for a
+        batch: store.py asks per passage)."""
+        if not fps or not self.dimensions:
+            return set()
+        s = self.schema
+        rows = self.db.query(
+            f"SELECT DISTINCT c.fingerprint FROM {s}.chunks c JOIN {s}.documents d ON d.id = c.doc_id "
+            "WHERE c.fingerprint = ANY(?) AND d.key <> ALL(?) AND EXISTS (SELECT 1 FROM "
+            f"{s}.chunks f WHERE f.fingerprint = c.fingerprint AND f.copy_of IS NULL AND f.embedding IS NOT NULL)",
+            (list(fps), list(replaced)),
+        )
+        return {r[0] for r in rows}
+
     def unbacked(self, entries: list[Entry]) -> list[tuple[int, int]]:
-        """(entry, chunk) positions left NaN by to_embed whose passage has, by now, no copy to lend a vector."""
-        replaced = {e.key for e in entries}
+        """(entry, chunk) positions left NaN by to_embed whose passage has, by now, no copy to lend a vector
+        (store.py's rule, with one query for the batch)."""
+        rows = [(i, j, fp, bool(np.isnan(e.vectors[j]).any())) for i, e in enumerate(entries) if e.vectors is not None
+                for j, chunk in enumerate(e.chunks) if (fp := fingerprint(e.kind, chunk.text)) is not None]
+        if not any(nan for *_, nan in rows):
+            return []
+        held = self._held_with_vectors({fp for _, _, fp, nan in rows if nan}, {e.key for e in entries})
         seen: set[str] = set()
         out = []
-        for i, e in enumerate(entries):
-            if e.vectors is None:
-                continue
-            for j, chunk in enumerate(e.chunks):
-                fp = fingerprint(e.kind, chunk.text)
-                if fp is None:
-                    continue
-                if np.isnan(e.vectors[j]).any() and fp not in seen and not self._held_with_vector(fp, replaced):
-                    out.append((i, j))
-                seen.add(fp)
+        for i, j, fp, nan in rows:
+            if nan and fp not in seen and fp not in held:
+                out.append((i, j))
+            seen.add(fp)
         return out
-
-    def _held_with_vector(self, fp: str, replaced: set[str]) -> bool:
-        s = self.schema
-        if self.db.one(f"SELECT 1 FROM {s}.chunks WHERE fingerprint=? AND copy_of IS NULL AND embedding IS NOT NULL",
-                       (fp,)) is None:
-            return False
-        keys = self.db.query(
-            f"SELECT d.key FROM {s}.chunks c JOIN {s}.documents d ON d.id = c.doc_id WHERE c.fingerprint=? LIMIT ?",
-            (fp, len(replaced) + 1),
-        )
-        return any(r[0] not in replaced for r in keys)
 
     def remove(self, keys: Iterable[str]) -> int:
         removed = 0
