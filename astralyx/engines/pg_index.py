@@ -112,6 +112,13 @@ class PgBaseIndex:
         have = self.keywords.generation
         if have is None or have >= generation or not self.keywords.ready:
             return
+        with self._guard:  # one search catches up; the others wait for it (a few ms), then find it done
+            self._catch_up_locked(generation)
+
+    def _catch_up_locked(self, generation: int) -> None:
+        have = self.keywords.generation
+        if have is None or have >= generation or not self.keywords.ready:
+            return
         rows = self.db.query(
             f"SELECT generation, chunk_id, title, headings, text FROM {self.schema}.keyword_changes "
             "WHERE generation > ? AND generation <= ? ORDER BY generation", (have, generation),

@@ -3,6 +3,8 @@ brought in step with the other replicas' writes from the change log, rebuilt whe
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import pytest
 
 from astralyx.config import Settings
@@ -64,6 +66,9 @@ def test_a_replica_catches_up_with_the_others_writes_from_the_log_without_a_rebu
         core.notes.write(owner(), "team", "notes", "trains.md", "# Travel\n\nBuses replaced the trains in May.")
         core.notes.delete(owner(), "team", "notes", "parking.md")
         core.notes.write(owner(), "team", "notes", "bikes.md", "# Bikes\n\nTrains take bikes on weekends.")
+        with ThreadPoolExecutor(8) as pool:  # searches side by side catch up once between them
+            found = list(pool.map(lambda q: answers(other, q), ["bikes on weekends"] * 16))
+        assert found == [answers(core, "bikes on weekends")] * 16
         for query in [*QUERIES, "buses", "bikes on weekends"]:
             assert answers(other, query) == answers(core, query)
         assert "notes:team/bikes.md" in answers(other, "bikes")

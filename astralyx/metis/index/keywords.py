@@ -191,6 +191,8 @@ class KeywordSidecar:
             if self._index is None and not self._opened:
                 self._opened = True  # a write before the first search: the saved index, if it is in step
                 self._load(generation - 1)
+            if self._index is not None and self.generation is not None and generation <= self.generation:
+                return  # had already (on PostgreSQL a replica's sidecar reads the change log too: pg_index.py)
             if self._index is None or self.generation != generation - 1:
                 self.generation = None
                 return
