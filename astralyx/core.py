@@ -24,6 +24,7 @@ from .eos.runtimes import Runtimes
 from .metis.bases import KnowledgeBases
 from .metis.documents import Documents
 from .metis.index import Index
+from .metis.jobs import JobStore, SyncJobs
 from .metis.memory import Memory
 from .metis.memory.extract import Extractor
 from .metis.memory.search import install as install_memory_search
@@ -71,7 +72,7 @@ class Astralyx:
         self.writer.subscribers.append(self.index.on_change)
         self.bases.on_delete.append(self.index.drop)
         self.search = Search(self.bases, self.index)
-        self.documents = Documents(self.bases, self.index, self.writer)
+        self.documents = Documents(self.bases, self.index, self.writer, SyncJobs(JobStore(self.db)))
         self.memory = Memory(self.bases, self.writer)
         # Facts are passages of their memory (current first).
         install_memory_search(self.index, self.search)

@@ -67,6 +67,7 @@ class ScriptedOpenAI:
         self.script: deque[Reply] = deque()
         self.requests: list[dict] = []
         self.default: Reply | None = None
+        self.embed_delay = 0.0  # seconds each embeddings answer takes (a slow embedding server)
         self.port = _free_port()
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
@@ -136,6 +137,8 @@ class ScriptedOpenAI:
         data = await request.json()
         self.requests.append(data)
         inputs = data["input"] if isinstance(data["input"], list) else [data["input"]]
+        if self.embed_delay:
+            await asyncio.sleep(self.embed_delay)
         return JSONResponse(
             {
                 "object": "list",

@@ -100,6 +100,36 @@ def test_writes_on_one_replica_are_read_on_the_other_and_they_share_one_signing_
     assert a.http.get("/v1/eos/receipts/public-key").json() == b.http.get("/v1/eos/receipts/public-key").json()
 
 
+def test_a_sync_started_on_one_replica_is_followed_and_joined_on_the_other(replicas, tmp_path):
+    from .scripted_openai import ScriptedOpenAI
+
+    a, b = replicas
+    src = tmp_path / "handbook"
+    src.mkdir()
+    for i in range(64):  # 64 passages: 4 calls of 16 to a slow embedding server
+        (src / f"doc{i:02}.md").write_text(f"# Doc {i}\n\nParagraph about topic{i}.\n")
+    with ScriptedOpenAI() as upstream:
+        upstream.embed_delay = 1.0
+        spec = {"model": "bge-m3", "kind": "embedding", "runtime": {"type": "upstream", "url": upstream.url}}
+        assert a.http.put("/v1/eos/deployments/slow", json={"spec": spec}).status_code == 200
+        base = {"metadata": {"name": "handbook"},
+                "spec": {"sources": [{"folder": str(src)}], "embedding": {"deployment": "slow"}}}
+        assert a.http.post("/v1/metis/knowledge-bases", json=base).status_code == 201
+        started = a.http.post("/v1/metis/knowledge-bases/handbook/sync", params={"wait": "false"})
+        assert started.status_code == 202 and started.json()["started"] is True
+        job = started.json()["id"]
+        seen = b.http.get("/v1/metis/knowledge-bases/handbook/sync").json()
+        assert seen["id"] == job and seen["state"] in ("queued", "running")
+        joined = b.http.post("/v1/metis/knowledge-bases/handbook/sync", params={"wait": "false"}).json()
+        assert joined["id"] == job and joined["started"] is False
+        report = b.http.post("/v1/metis/knowledge-bases/handbook/sync").json()  # waits on b for a's job
+        assert report["added"] == 64
+        texts = [t for r in upstream.requests if "input" in r for t in (r["input"] if isinstance(r["input"], list) else [])]
+        assert sum("Paragraph about" in t for t in texts) == 64  # one sync across both replicas: each passage once
+    final = a.http.get("/v1/metis/knowledge-bases/handbook/sync").json()
+    assert (final["id"], final["state"]) == (job, "finished")
+
+
 def test_50_concurrent_keeps_over_both_leave_one_current_fact_per_subject_and_attribute(replicas):
     a, b = replicas
     assert a.http.post("/v1/metis/knowledge-bases", json=TEAM).status_code == 201

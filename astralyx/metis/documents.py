@@ -46,11 +46,11 @@ def safe_name(name: str) -> str:
 
 
 class Documents:
-    def __init__(self, bases: KnowledgeBases, index: Index, writer: Writer) -> None:
+    def __init__(self, bases: KnowledgeBases, index: Index, writer: Writer, jobs: SyncJobs | None = None) -> None:
         self.bases = bases
         self.index = index
         self.writer = writer  # uploads are written through it (the index hears of them there)
-        self.jobs = SyncJobs()
+        self.jobs = jobs or SyncJobs()  # the core's share their status through the records database
         # A base deleted mid-sync: its job stops first (before its index closes).
         bases.on_delete.insert(0, lambda base: self.jobs.cancel(base.workspace, base.name))
 

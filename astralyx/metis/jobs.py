@@ -8,12 +8,18 @@ A job runs `work(job)` in a thread of its own; `work` reports through the job's 
 (`reading`, `planned`, `indexed`, `failed`, `large_file`), which is what the API, the CLI's bar and the
 console show: files and passages done/total, passages/s, an ETA, errors per file, the report at the end.
 At most `running` jobs index at once (the embedder is the bottleneck: more would only share the
-cores); the others wait as `queued`. State lives in this process's memory: this class is the seam
-where a job store shared by replicas (and an advisory lock per base) would go.
+cores); the others wait as `queued`.
+
+With a `JobStore` (the core gives one over the records database), a job's status is also a row of
+`sync_jobs`, published every HEARTBEAT seconds while it runs: every process and replica sharing
+the database sees it (GET …/sync answers the same on each), a sync asked of another replica joins
+the one running instead of starting a second, and deleting the base on any replica stops it. A job
+whose row has not moved for STALE seconds is taken as stopped (its process or replica went away).
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import sys
@@ -25,6 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..engines import Database
 from ..errors import AstralyxError
 from ..util import iso
 
@@ -35,6 +42,8 @@ ACTIVE = ("queued", "running")
 # A job's thread gives way to searches and requests: the OS runs it when they leave a core free
 # (embedding takes every core it gets). Its own thread only, which ends with the job.
 NICE = 5
+HEARTBEAT = 1.0  # seconds between two publications of a running job's status (with a JobStore)
+STALE = 30.0  # a job whose status has not moved for this long: its process or replica stopped
 
 
 class Cancelled(AstralyxError):
@@ -176,23 +185,37 @@ Work = Callable[[SyncJob], dict[str, Any]]
 class SyncJobs:
     """The sync jobs of this process: start (or join) one per base, read them, wait for them."""
 
-    def __init__(self, running: int = 1, nice: int = NICE) -> None:
+    def __init__(self, store: JobStore | None = None, running: int = 1, nice: int = NICE) -> None:
+        self.store = store  # the jobs' status shared with other processes and replicas (None: this process's only)
         self.nice = nice  # the jobs' threads run at this lower OS priority (Linux: per thread)
         self._jobs: dict[tuple[str, str], SyncJob] = {}
         self._guard = threading.Lock()
         self._slots = threading.Semaphore(running)
 
     def get(self, workspace: str, base: str) -> SyncJob | None:
+        """The base's latest job: this process's, or another process's or replica's when that one is newer."""
         with self._guard:
-            return self._jobs.get((workspace, base))
+            local = self._jobs.get((workspace, base))
+        if self.store is None or (local is not None and local.active):
+            return local
+        row = self.store.read(workspace, base)
+        if row is None or (local is not None and row["id"] == local.id):
+            return local
+        return RemoteJob.of(row, self.store)
 
     def start(self, workspace: str, base: str, kind: str, work: Work) -> tuple[SyncJob, bool]:
-        """A new job running `work`, or (False) the base's job already queued or running."""
+        """A new job running `work`, or (False) the base's job already queued or running, here or (with a
+        store) in another process or replica."""
         with self._guard:
             current = self._jobs.get((workspace, base))
             if current is not None and current.active:
                 return current, False
-            job = self._jobs[(workspace, base)] = SyncJob(workspace=workspace, base=base, kind=kind)
+            job = SyncJob(workspace=workspace, base=base, kind=kind)
+            if self.store is not None:
+                running = self.store.claim(job)
+                if running is not None:  # another process or replica runs the base's sync: follow that one
+                    return RemoteJob.of(running, self.store), False
+            self._jobs[(workspace, base)] = job
         threading.Thread(target=self._run, args=(job, work), name=f"sync:{workspace}/{base}", daemon=True).start()
         return job, True
 
@@ -203,6 +226,8 @@ class SyncJobs:
 
     def _run(self, job: SyncJob, work: Work) -> None:
         _lower_priority(self.nice)
+        if self.store is not None:
+            threading.Thread(target=self._beat, args=(job, self.store), name=f"{job.id}:status", daemon=True).start()
         try:
             with self._slots:
                 if job.cancel.is_set():
@@ -219,14 +244,30 @@ class SyncJobs:
             job.exception, job.error, job.state = failure, {"code": failure.code, "message": failure.message}, "failed"
         finally:
             job.phase, job.finished_at = "done", iso()
+            if self.store is not None:  # before anyone waiting here hears of it: the row says the end first
+                self.store.publish(job)
             job.done.set()
 
+    @staticmethod
+    def _beat(job: SyncJob, store: JobStore) -> None:
+        """While the job runs: its status for the other processes, and a stop asked by one of them."""
+        while not job.done.wait(HEARTBEAT):
+            if store.publish(job):
+                job.cancel.set()
+
     def cancel(self, workspace: str, base: str, wait: float = 5.0) -> None:
-        """Stop the base's job at its next step (the base is being deleted)."""
-        job = self.get(workspace, base)
-        if job is not None and job.active:
-            job.cancel.set()
-            job.done.wait(wait)
+        """Stop the base's job at its next step, wherever it runs, and forget it (the base is being deleted)."""
+        with self._guard:
+            local = self._jobs.get((workspace, base))
+        if local is not None and local.active:
+            local.cancel.set()
+            local.done.wait(wait)
+        if self.store is not None:
+            remote = self.get(workspace, base)
+            if remote is not None and remote.active:
+                self.store.ask_to_stop(workspace, base)
+                remote.done.wait(wait)
+            self.store.forget(workspace, base)
 
     def stop(self, wait: float = 10.0) -> None:
         """Stop every job at its next step (the server is stopping)."""
@@ -237,6 +278,127 @@ class SyncJobs:
         deadline = time.monotonic() + wait
         for job in jobs:
             job.done.wait(max(0.0, deadline - time.monotonic()))
+
+
+class JobStore:
+    """The sync jobs' status in the records database (`sync_jobs`: one row per base, its latest job)."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self.replica = uuid.uuid4().hex[:12]  # this process
+
+    def claim(self, job: SyncJob) -> Any | None:
+        """Record `job` as the base's job; or, when another process's job is active (and not stale), its row."""
+        with self.db.transaction() as conn:  # one writer at a time: two replicas never both claim
+            row = conn.execute("SELECT * FROM sync_jobs WHERE workspace=? AND base=?", (job.workspace, job.base)).fetchone()
+            if row is not None and row["state"] in ACTIVE and not _stale(row):
+                return row
+            conn.execute(
+                "INSERT INTO sync_jobs(workspace, base, id, replica, state, status, stop_asked, heartbeat) "
+                "VALUES (?,?,?,?,?,?,0,?) ON CONFLICT (workspace, base) DO UPDATE SET id=excluded.id, "
+                "replica=excluded.replica, state=excluded.state, status=excluded.status, stop_asked=0, "
+                "heartbeat=excluded.heartbeat",
+                (job.workspace, job.base, job.id, self.replica, job.state, json.dumps(job.to_dict()), time.time()),
+            )
+        return None
+
+    def publish(self, job: SyncJob) -> bool:
+        """The job's status now; True when another process asked it to stop. Never raises: a sync
+        goes on when its status cannot be written (the database is briefly away)."""
+        try:
+            with self.db.transaction() as conn:
+                conn.execute(
+                    "UPDATE sync_jobs SET state=?, status=?, heartbeat=? WHERE workspace=? AND base=? AND id=?",
+                    (job.state, json.dumps(job.to_dict()), time.time(), job.workspace, job.base, job.id),
+                )
+                row = conn.execute("SELECT stop_asked FROM sync_jobs WHERE workspace=? AND base=? AND id=?",
+                                   (job.workspace, job.base, job.id)).fetchone()
+            return bool(row is not None and row["stop_asked"])
+        except Exception:
+            log.warning("the status of sync %s of %s/%s could not be written", job.id, job.workspace, job.base,
+                        exc_info=True)
+            return False
+
+    def read(self, workspace: str, base: str) -> Any | None:
+        return self.db.one("SELECT * FROM sync_jobs WHERE workspace=? AND base=?", (workspace, base))
+
+    def ask_to_stop(self, workspace: str, base: str) -> None:
+        with self.db.transaction() as conn:
+            conn.execute("UPDATE sync_jobs SET stop_asked=1 WHERE workspace=? AND base=?", (workspace, base))
+
+    def forget(self, workspace: str, base: str) -> None:
+        with self.db.transaction() as conn:
+            conn.execute("DELETE FROM sync_jobs WHERE workspace=? AND base=?", (workspace, base))
+
+
+def _stale(row: Any) -> bool:
+    return float(row["heartbeat"]) < time.time() - STALE
+
+
+class RemoteJob(SyncJob):
+    """A job another process or replica runs, as its row in the JobStore says (read again when looked at)."""
+
+    store: JobStore | None = None
+    _status: dict[str, Any] | None = None
+
+    @classmethod
+    def of(cls, row: Any, store: JobStore) -> RemoteJob:
+        job = cls(workspace=row["workspace"], base=row["base"], kind=json.loads(row["status"]).get("kind", "sync"),
+                  id=row["id"])
+        job.store = store
+        job.done = _Polled(job)
+        job._update(row)
+        return job
+
+    def refresh(self) -> None:
+        assert self.store is not None
+        self._update(self.store.read(self.workspace, self.base))
+
+    def _update(self, row: Any | None) -> None:
+        if row is not None and row["id"] == self.id:
+            status = json.loads(row["status"])
+            if row["state"] in ACTIVE and _stale(row):
+                status = {**status, "state": "failed", "phase": "done", "error": {
+                    "code": "SYNC_CANCELLED",
+                    "message": f"The process running this sync stopped giving news ({STALE:.0f} s): start the sync again",
+                }}
+        else:  # its row is gone (the base was deleted) or is a newer job's
+            status = {**(self._status or {}), "state": "failed", "phase": "done", "error": {
+                "code": "SYNC_CANCELLED", "message": "The sync was stopped (its base was deleted, or another sync started)",
+            }}
+        self._status = status
+        self.state, self.phase, self.report = status.get("state", "failed"), status.get("phase", "done"), status.get("report")
+        self.error = status.get("error")
+        if self.error is not None and not self.active:
+            self.exception = AstralyxError(self.error.get("message", "The sync failed"), code=self.error.get("code"))
+        if not self.active:
+            self.done.set()
+
+    def to_dict(self) -> dict[str, Any]:
+        if self.active:
+            self.refresh()
+        return dict(self._status or {})
+
+
+class _Polled(threading.Event):
+    """A remote job's end: waiting reads its row again every POLL seconds."""
+
+    POLL = 0.5
+
+    def __init__(self, job: RemoteJob) -> None:
+        super().__init__()
+        self.job = job
+
+    def wait(self, timeout: float | None = None) -> bool:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not self.is_set():
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                return False
+            super().wait(self.POLL if left is None else min(self.POLL, left))
+            if not self.is_set():
+                self.job.refresh()
+        return True
 
 
 def _lower_priority(nice: int) -> None:

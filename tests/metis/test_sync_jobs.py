@@ -222,3 +222,76 @@ def test_an_upload_during_a_sync_is_not_overwritten_by_the_copy_the_sync_read_be
     hit = core.search.search(owner(), "hb", "newword90")["results"][0]
     assert hit["document"] == "docs:hb/u090.md" and "new text" in hit["text"]
     assert not any("oldword90" in r["text"] for r in core.search.search(owner(), "hb", "oldword90")["results"])
+
+
+# -- one job per base across processes and replicas (the status in the records database) ---------
+
+
+@pytest.fixture
+def other(home, core):
+    """A second process on the same data directory (and database): another replica, as the domain sees it."""
+    from astralyx.config import Settings
+    from astralyx.core import Astralyx
+
+    instance = Astralyx(Settings.load(home)).start()
+    yield instance
+    instance.close()
+
+
+def test_another_process_sees_a_sync_follows_it_and_joins_it_instead_of_starting_a_second(core, other, tmp_path):
+    embedder = PacedEmbedder()
+    make_base(core, "shared", embedder=embedder, sources=[folder(tmp_path, 200)])
+    assert other.documents.status(owner(), "shared")["state"] == "idle"
+    job, started = core.documents.start(owner(), "shared")
+    assert started
+    wait_for(embedder.waiting.is_set)  # 64 passages embedded, the rest held
+    seen = wait_for(lambda: (s := other.documents.status(owner(), "shared"))["passages"]["done"] >= 64 and s)
+    assert (seen["id"], seen["state"], seen["kind"]) == (job.id, "running", "sync")
+    assert seen["passages"]["total"] == job.passages_total and seen["files"]["total"] == 200
+
+    joined, started = other.documents.start(owner(), "shared")  # a sync asked of the other process
+    assert not started and joined.id == job.id and joined.active
+    with pytest.raises(Exception) as refused:  # a reindex there is refused as it is here
+        other.documents.start(owner(), "shared", "reindex")
+    assert getattr(refused.value, "code", None) == "SYNC_RUNNING"
+
+    embedder.finish()
+    report = other.documents.wait(joined, 30)  # the other process waits for the job it joined
+    assert report is not None and report["added"] == 200
+    assert embedder.embedded == job.passages_total  # one sync: nothing embedded twice
+    after = other.documents.status(owner(), "shared")
+    assert (after["id"], after["state"], after["report"]["added"]) == (job.id, "finished", 200)
+    assert labels(other.search.search(owner(), "shared", "item7x0"))[0] == "docs:shared/doc007.md"
+
+
+def test_a_base_deleted_by_another_process_stops_its_sync(core, other, tmp_path):
+    embedder = PacedEmbedder()
+    make_base(core, "gone", embedder=embedder, sources=[folder(tmp_path, 200)])
+    job, _ = core.documents.start(owner(), "gone")
+    wait_for(embedder.waiting.is_set)
+    deleter = threading.Thread(target=lambda: other.bases.delete(owner(), "gone"))
+    deleter.start()
+    wait_for(job.cancel.is_set, 10)  # the job's process heard the other's stop
+    embedder.finish()
+    deleter.join(30)
+    assert job.done.is_set() and job.state == "failed" and job.error["code"] == "SYNC_CANCELLED"
+    assert not core.bases.folder("default", "gone").exists()
+
+
+def test_a_sync_whose_process_stopped_giving_news_is_shown_stopped_and_a_new_one_starts(core, tmp_path, monkeypatch):
+    from astralyx.metis import jobs
+
+    make_base(core, "hb", sources=[folder(tmp_path, 3)])
+    # a process that claimed the base's sync and then died (kill -9): its row never moves again
+    dead = jobs.SyncJobs(jobs.JobStore(core.db))
+    dead_job = jobs.SyncJob(workspace="default", base="hb", kind="sync")
+    assert dead.store is not None and dead.store.claim(dead_job) is None
+    assert core.documents.status(owner(), "hb")["state"] == "queued"  # fresh: taken as alive
+    monkeypatch.setattr(jobs, "STALE", 0.2)
+    time.sleep(0.3)
+    shown = core.documents.status(owner(), "hb")
+    assert shown["id"] == dead_job.id and shown["state"] == "failed" and shown["error"]["code"] == "SYNC_CANCELLED"
+    job, started = core.documents.start(owner(), "hb")
+    assert started and job.id != dead_job.id
+    assert core.documents.wait(job, 30)["added"] == 3
+    assert core.documents.status(owner(), "hb")["id"] == job.id
