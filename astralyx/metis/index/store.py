@@ -20,6 +20,7 @@ import threading
 import unicodedata
 import uuid
 from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -250,6 +251,11 @@ class BaseIndex:
     def generation(self) -> int:
         """How many committed changes the vectors of this index.db have seen."""
         return int(self.meta("vectors_generation") or 0)
+
+    def bulk(self, adding: int) -> AbstractContextManager[None]:
+        """Around a sync's writes of `adding` passages: nothing to prepare here (the HNSW sidecar is
+        kept in step in memory; PostgreSQL's store builds its index after a large load)."""
+        return nullcontext()
 
     def vectors_sidecar(self) -> VectorSidecar | None:
         """The sidecar for the current dimension (None without vectors)."""
