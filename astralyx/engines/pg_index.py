@@ -5,12 +5,12 @@ engine answers. Chunks carry their words as a GIN-indexed tsvector and their vec
 (an HNSW index, cosine). Derived like index.db: dropped (`drop`) and rebuilt from the files, stale
 documents found by hash at sync.
 
-Keywords: from USE_FROM passages, each replica ranks them with its own tantivy sidecar
-(metis/index/keywords.py, FTS5's bm25 order), in a folder of its own that it builds at first use
-from the base's schema. Every write moves `meta.keywords_generation` on and logs the passages it
+Keywords: each replica ranks them with its own tantivy sidecar (metis/index/keywords.py, FTS5's
+bm25 order, as the SQLite engine ranks them), whatever the base's size, in a folder of its own that
+it builds at first use from the base's schema. Every write moves `meta.keywords_generation` on and logs the passages it
 changed (`keyword_changes`), so a sidecar catches up with other replicas' writes by reading the log,
 without a rebuild; one further behind than the log reaches is rebuilt in the background. Until a
-sidecar is in step, and for small bases, PostgreSQL answers: an OR of all words ranked by ts_rank
+sidecar is in step, PostgreSQL answers: an OR of all words ranked by ts_rank
 took 173/381 ms p50/p95 at 100k, so only bounded candidates are ranked (the passages with all the
 words, then at most PER_TERM per word).
 """
@@ -55,6 +55,9 @@ def schema_of(workspace: str, base: str) -> str:
 
 class PgBaseIndex:
     steps = POSTGRES_STEPS
+    # ts_rank is not BM25 (its top 10 shared half of FTS5's at 10,000 passages): the sidecar answers a base of
+    # any size, so both engines rank keywords alike; ts_rank only while it is being built.
+    keywords_at_any_size = True
 
     def __init__(self, url: str, workspace: str, base: str, folder: Path) -> None:
         self.schema = schema_of(workspace, base)

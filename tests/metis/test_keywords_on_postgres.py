@@ -94,3 +94,26 @@ def test_a_replica_further_behind_than_the_log_answers_the_same_after_a_rebuild(
         assert sidecar(other).builds == builds + 1
     finally:
         other.close()
+
+
+def test_a_small_base_on_postgresql_ranks_keywords_as_the_sqlite_engine_does_after_its_passages_change(core, tmp_path):
+    """No size threshold on PostgreSQL (ts_rank is not BM25): a base of five passages, most of them replaced
+    since the sidecar was built (deleted passages linger in its segments), answers in FTS5's order."""
+    on_sqlite = Astralyx(Settings.load(tmp_path / "sqlite-home", database_url="")).start()
+    try:
+        for instance in (core, on_sqlite):
+            make_base(instance, "team")
+            for name, text in NOTES.items():
+                instance.notes.write(owner(), "team", "notes", name, text)
+            answers(instance, "trains")  # the PostgreSQL replica builds its sidecar here
+            for name, text in list(NOTES.items())[:4]:  # most passages replaced: deleted in the sidecar's segments
+                instance.notes.write(owner(), "team", "notes", name, text + " Trains and coffee, updated.")
+            for i in range(8):  # the café's words, in one live passage and eight deleted ones
+                instance.notes.write(owner(), "team", "notes", "cafe.md", NOTES["cafe.md"] + f" Edit {i}.")
+        for query in QUERIES:
+            before = sidecar(core).answered
+            found = answers(core, query)
+            assert sidecar(core).answered == before + 1  # the sidecar answered a base of five passages
+            assert found and found == answers(on_sqlite, query)  # FTS5's order
+    finally:
+        on_sqlite.close()

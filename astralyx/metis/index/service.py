@@ -159,7 +159,8 @@ class Index:
             index = self._open.get(key)
             if index is None or not index.path.parent.exists():
                 index = self.open_store(base)
-                index.keywords.use_from = self.keywords_from
+                at_any_size = self.keywords_from is not None and index.keywords_at_any_size
+                index.keywords.use_from = 0 if at_any_size else self.keywords_from
                 self._open[key] = index
             return index
 

@@ -169,6 +169,9 @@ def embedding_text(title: str, chunk: Chunk) -> str:
 class BaseIndex:
     steps = STEPS  # its schema's migration steps, kept in `version_table` (`astra db migrate` reports them)
     version_table = "schema_version"
+    # The keyword sidecar at any size (True), or only past `Index.keywords_from` passages: up to there FTS5's
+    # bm25() answers in a few milliseconds, in the same order.
+    keywords_at_any_size = False
 
     def __init__(self, path: Path) -> None:
         self.path = path
