@@ -64,7 +64,8 @@ class PgBaseIndex:
         self.version_table = f"{self.schema}.schema_version"  # the records' schema_version is public's
         self.path = folder / "index.db"  # not a file: its folder is the base's (the service checks it exists)
         self.db = Database(url, name=f"index:{self.schema}")
-        self.db.script(f"CREATE SCHEMA IF NOT EXISTS {self.schema}")
+        with self.db.transaction() as conn:  # one replica at a time (IF NOT EXISTS is not safe against itself)
+            conn.execute(f"CREATE SCHEMA IF NOT EXISTS {self.schema}")
         migrate(self.db, self.steps, table=self.version_table, schema=self.schema)
         with self.db.transaction() as conn:
             conn.execute(f"INSERT INTO {self.schema}.meta(key, value) VALUES ('index_id', ?) ON CONFLICT DO NOTHING",

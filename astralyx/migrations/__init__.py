@@ -48,7 +48,10 @@ def latest(steps: Sequence[Step]) -> int:
 
 def version(db: Any, table: str = "schema_version") -> int:
     """The version a database is at (0: none recorded)."""
-    db.script(VERSION_TABLE.replace("schema_version", table, 1))
+    # In a transaction, so one writer at a time: PostgreSQL's CREATE TABLE IF NOT EXISTS is not safe
+    # against itself (two replicas opening a new database together: one failed on pg_type's key).
+    with db.transaction() as conn:
+        conn.execute(VERSION_TABLE.replace("schema_version", table, 1))
     return int(db.scalar(f"SELECT coalesce(max(version), 0) FROM {table}") or 0)
 
 

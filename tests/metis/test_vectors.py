@@ -233,3 +233,25 @@ def test_a_repeated_query_is_embedded_once(core, tmp_path):
     assert core.search.search(owner(), "kb", "harbour glacier") == first
     core.search.search(owner(), "kb", "violin")
     assert embedder.queries == ["harbour glacier", "violin"]
+
+
+def test_a_graph_slow_to_save_is_saved_less_often(core, notes_base, monkeypatch):
+    """A save writes the whole graph and holds it meanwhile: the next one waits SAVE_SPACING times as long as
+    the last took (at 1M vectors every 2 s would have kept a sync waiting and searches scanning exactly)."""
+    import time
+
+    from astralyx.metis.index import vectors
+
+    store, side = sidecar(core, "kb")
+    deadline = time.monotonic() + 10
+    while side._saver is not None and time.monotonic() < deadline:  # the writes' save, 2 s after them
+        time.sleep(0.05)
+    assert side._saver is None and side._save_seconds > 0  # saved, and how long it took is kept
+    side._save_seconds = 0.5  # as a large graph takes
+    monkeypatch.setattr(vectors, "SAVE_DELAY", 0.01)
+    core.notes.write(owner(), "kb", "notes", "zeppelin.md", "# Zeppelin\n\nA zeppelin over the harbour.")
+    assert side._saver is not None and side._saver.interval == 0.5 * vectors.SAVE_SPACING
+    graph, header = store.sidecar_paths
+    assert json.loads(header.read_text())["generation"] < store.generation  # not saved at once
+    side.close()  # closing saves what is unsaved, whenever the timer would have
+    assert json.loads(header.read_text())["generation"] == store.generation

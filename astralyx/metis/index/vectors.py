@@ -16,6 +16,7 @@ import json
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -37,7 +38,11 @@ EXPANSION_SEARCH = 128  # ef at search time, at least (recall@10 0.990 on e5 vec
 EXPANSION_PER_CANDIDATE = 8
 EXHAUSTIVE_UP_TO = 10_000  # vectors up to which the sidecar compares them all (exact, ~1 ms), HNSW above
 SYNC_BUILD = 256  # vectors up to which a (re)build is done in the caller's thread
-SAVE_DELAY = 2.0  # seconds after the last change before the sidecar is written to disk
+SAVE_DELAY = 2.0  # seconds after the first unsaved change before the sidecar is written to disk, at least
+# ... and at least this many times the last save's duration: a save writes the whole graph (seconds at 1M
+# vectors) and holds it meanwhile, so a sync's changes wait and searches scan exactly; spaced out, saves take
+# at most 1/21 of a long sync's time (they were every 2 s whatever their size).
+SAVE_SPACING = 20
 
 # What a rebuild reads: (generation, ids, vectors) from one consistent snapshot of index.db.
 Snapshot = Callable[[], "tuple[int, np.ndarray, np.ndarray]"]
@@ -62,6 +67,7 @@ class VectorSidecar:
         self._pending: list[tuple[int, dict[int, np.ndarray | None]]] = []  # changes seen while building
         self._dirty = False
         self._saver: threading.Timer | None = None
+        self._save_seconds = 0.0  # how long the last save took
         self._closed = False
         self._tried_load = False  # the saved graph is loaded once, at the first search or write
         self.builds = 0  # rebuilds started (for tests and the bench)
@@ -245,7 +251,7 @@ class VectorSidecar:
         self._dirty = True
         if self._saver is not None or self._closed:
             return
-        self._saver = threading.Timer(SAVE_DELAY, self._timed_save)
+        self._saver = threading.Timer(max(SAVE_DELAY, SAVE_SPACING * self._save_seconds), self._timed_save)
         self._saver.daemon = True
         self._saver.start()
 
@@ -264,6 +270,7 @@ class VectorSidecar:
                 return
             if not self.path.parent.is_dir():
                 return  # the base is being deleted
+            start = time.monotonic()
             tmp = self.path.with_name(f".{self.path.name}.tmp")
             self._index.save(str(tmp))
             fd = os.open(tmp, os.O_RDONLY)
@@ -279,6 +286,7 @@ class VectorSidecar:
             }
             atomic_write(self.header, json.dumps(head))
             self._dirty = False
+            self._save_seconds = time.monotonic() - start
 
     def close(self, save: bool = True) -> None:
         """Save what is in step (a rebuild under way is dropped: the next open starts it again)."""
