@@ -134,6 +134,15 @@ def main() -> None:
         watching.join(30)
         report = core.documents.wait(job)
         assert report is not None and report["added"] == args.passages // PER_FILE, report
+        # idle: once what the sync leaves to the background is done (the keyword sidecar, built past
+        # 10,000 passages, and the vector sidecar's save), as a base is a few seconds after its sync
+        store = core.index.store(core.bases.get(actor, "docs"))
+        store.keywords.ensure(store.keywords_generation)
+        store.keywords.wait()
+        sidecar = store.vectors_sidecar()
+        if sidecar is not None:
+            sidecar.wait()
+            sidecar.save()
         idle_after = loop(args.idle)
         core.close()
 
