@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import shutil
 import tempfile
 import threading
@@ -36,6 +37,8 @@ from ..migrations import migrate
 from ..migrations.index import POSTGRES_STEPS
 from ..util import iso
 from .postgres import Database
+
+log = logging.getLogger("astralyx.metis")
 
 PER_TERM = 400  # candidates per query word
 ALL_WORDS = 1000  # candidates with every word
@@ -145,7 +148,7 @@ class PgBaseIndex:
     def bulk(self, adding: int) -> Iterator[None]:
         """Around a sync's writes: for a large load, the HNSW index of the vectors and the GIN index of the
         words are dropped while the passages are written and built once at the end (searches meanwhile scan
-        the passages: the same answers, slower; from 10,000 passages keywords come from the tantivy sidecar).
+        the passages: the same answers, slower; keywords come from the tantivy sidecar once it is built).
         A sync that stopped in between (a crash) leaves them missing: the next sync builds them."""
         if adding >= BULK_FROM and adding > self._answered_count():
             self.db.script(f"DROP INDEX IF EXISTS {self.schema}.chunks_hnsw; DROP INDEX IF EXISTS {self.schema}.chunks_tsv")
@@ -153,8 +156,13 @@ class PgBaseIndex:
             self._search_indexes()
         try:
             yield
-        finally:
-            self._search_indexes()
+        except BaseException:
+            try:  # a sync stopped (cancelled, failed): its own error is the one to tell, not this
+                self._search_indexes()
+            except Exception:
+                log.warning("the search indexes of %s are built at its next sync", self.schema, exc_info=True)
+            raise
+        self._search_indexes()
 
     def _search_indexes(self) -> None:
         s = self.schema
