@@ -152,8 +152,6 @@ class PgBaseIndex:
         A sync that stopped in between (a crash) leaves them missing: the next sync builds them."""
         if adding >= BULK_FROM and adding > self._answered_count():
             self.db.script(f"DROP INDEX IF EXISTS {self.schema}.chunks_hnsw; DROP INDEX IF EXISTS {self.schema}.chunks_tsv")
-        else:
-            self._search_indexes()
         try:
             yield
         except BaseException:

@@ -285,7 +285,6 @@ class JobStore:
 
     def __init__(self, db: Database) -> None:
         self.db = db
-        self.replica = uuid.uuid4().hex[:12]  # this process
 
     def claim(self, job: SyncJob) -> Any | None:
         """Record `job` as the base's job; or, when another process's job is active (and not stale), its row."""
@@ -294,11 +293,10 @@ class JobStore:
             if row is not None and row["state"] in ACTIVE and not _stale(row):
                 return row
             conn.execute(
-                "INSERT INTO sync_jobs(workspace, base, id, replica, state, status, stop_asked, heartbeat) "
-                "VALUES (?,?,?,?,?,?,0,?) ON CONFLICT (workspace, base) DO UPDATE SET id=excluded.id, "
-                "replica=excluded.replica, state=excluded.state, status=excluded.status, stop_asked=0, "
-                "heartbeat=excluded.heartbeat",
-                (job.workspace, job.base, job.id, self.replica, job.state, json.dumps(job.to_dict()), time.time()),
+                "INSERT INTO sync_jobs(workspace, base, id, state, status, stop_asked, heartbeat) "
+                "VALUES (?,?,?,?,?,0,?) ON CONFLICT (workspace, base) DO UPDATE SET id=excluded.id, "
+                "state=excluded.state, status=excluded.status, stop_asked=0, heartbeat=excluded.heartbeat",
+                (job.workspace, job.base, job.id, job.state, json.dumps(job.to_dict()), time.time()),
             )
         return None
 
@@ -307,12 +305,11 @@ class JobStore:
         goes on when its status cannot be written (the database is briefly away)."""
         try:
             with self.db.transaction() as conn:
-                conn.execute(
-                    "UPDATE sync_jobs SET state=?, status=?, heartbeat=? WHERE workspace=? AND base=? AND id=?",
+                row = conn.execute(
+                    "UPDATE sync_jobs SET state=?, status=?, heartbeat=? WHERE workspace=? AND base=? AND id=? "
+                    "RETURNING stop_asked",
                     (job.state, json.dumps(job.to_dict()), time.time(), job.workspace, job.base, job.id),
-                )
-                row = conn.execute("SELECT stop_asked FROM sync_jobs WHERE workspace=? AND base=? AND id=?",
-                                   (job.workspace, job.base, job.id)).fetchone()
+                ).fetchone()
             return bool(row is not None and row["stop_asked"])
         except Exception:
             log.warning("the status of sync %s of %s/%s could not be written", job.id, job.workspace, job.base,

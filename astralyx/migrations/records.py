@@ -105,7 +105,6 @@ CREATE TABLE IF NOT EXISTS sync_jobs (
     workspace TEXT NOT NULL,
     base TEXT NOT NULL,
     id TEXT NOT NULL,
-    replica TEXT NOT NULL,
     state TEXT NOT NULL,
     status TEXT NOT NULL,
     stop_asked INTEGER NOT NULL DEFAULT 0,

@@ -192,14 +192,16 @@ def test_start_up_sync_queues_every_base_and_runs_them_one_after_another(core, t
     assert done["default/one"]["added"] == done["default/two"]["added"] == 1
 
 
-def test_a_base_deleted_mid_sync_stops_its_job(core, tmp_path):
+@pytest.mark.parametrize("where", ["here", "in another process"])
+def test_a_base_deleted_mid_sync_stops_its_job(core, tmp_path, request, where):
     embedder = PacedEmbedder()
     make_base(core, "gone", embedder=embedder, sources=[folder(tmp_path, 200)])
+    deleting = core if where == "here" else request.getfixturevalue("other")  # another replica, as the domain sees it
     job, _ = core.documents.start(owner(), "gone")
     wait_for(embedder.waiting.is_set)
-    deleter = threading.Thread(target=lambda: core.bases.delete(owner(), "gone"))
+    deleter = threading.Thread(target=lambda: deleting.bases.delete(owner(), "gone"))
     deleter.start()
-    time.sleep(0.2)
+    wait_for(job.cancel.is_set, 10)  # the job's process heard the stop
     embedder.finish()
     deleter.join(30)
     assert job.done.is_set() and job.state == "failed" and job.error["code"] == "SYNC_CANCELLED"
@@ -262,20 +264,6 @@ def test_another_process_sees_a_sync_follows_it_and_joins_it_instead_of_starting
     after = other.documents.status(owner(), "shared")
     assert (after["id"], after["state"], after["report"]["added"]) == (job.id, "finished", 200)
     assert labels(other.search.search(owner(), "shared", "item7x0"))[0] == "docs:shared/doc007.md"
-
-
-def test_a_base_deleted_by_another_process_stops_its_sync(core, other, tmp_path):
-    embedder = PacedEmbedder()
-    make_base(core, "gone", embedder=embedder, sources=[folder(tmp_path, 200)])
-    job, _ = core.documents.start(owner(), "gone")
-    wait_for(embedder.waiting.is_set)
-    deleter = threading.Thread(target=lambda: other.bases.delete(owner(), "gone"))
-    deleter.start()
-    wait_for(job.cancel.is_set, 10)  # the job's process heard the other's stop
-    embedder.finish()
-    deleter.join(30)
-    assert job.done.is_set() and job.state == "failed" and job.error["code"] == "SYNC_CANCELLED"
-    assert not core.bases.folder("default", "gone").exists()
 
 
 def test_a_sync_whose_process_stopped_giving_news_is_shown_stopped_and_a_new_one_starts(core, tmp_path, monkeypatch):
