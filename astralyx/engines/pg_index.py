@@ -25,7 +25,7 @@ import tempfile
 import threading
 import uuid
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +36,7 @@ from ..metis.index.store import Entry, Row, StoredDocument, fingerprint, query_w
 from ..migrations import migrate
 from ..migrations.index import POSTGRES_STEPS
 from ..util import iso
+from . import lock_id
 from .postgres import Database
 
 log = logging.getLogger("astralyx.metis")
@@ -79,6 +80,12 @@ class PgBaseIndex:
         self.keywords = KeywordSidecar(
             self._local / "keywords.tantivy", self.meta("index_id") or "", self._keyword_snapshot, self._answered_count,
         )
+        # Search indexes a crash left missing: built in the background (a base of 100k passages takes a
+        # while), searches scanning meanwhile; a test joins it.
+        self.repairing: threading.Thread | None = None
+        if self.missing_indexes():
+            self.repairing = threading.Thread(target=self._repair_in_background, name=f"repair:{self.schema}", daemon=True)
+            self.repairing.start()
 
     def close(self) -> None:
         """The sidecar closes and its folder goes; connections are the engine's, shared by every base."""
@@ -149,18 +156,70 @@ class PgBaseIndex:
         """Around a sync's writes: for a large load, the HNSW index of the vectors and the GIN index of the
         words are dropped while the passages are written and built once at the end (searches meanwhile scan
         the passages: the same answers, slower; keywords come from the tantivy sidecar once it is built).
-        A sync that stopped in between (a crash) leaves them missing: the next sync builds them."""
-        if adding >= BULK_FROM and adding > self._answered_count():
-            self.db.script(f"DROP INDEX IF EXISTS {self.schema}.chunks_hnsw; DROP INDEX IF EXISTS {self.schema}.chunks_tsv")
-        try:
-            yield
-        except BaseException:
-            try:  # a sync stopped (cancelled, failed): its own error is the one to tell, not this
+        The load holds the base's load lock meanwhile: a load stopped by a crash lets it go, and the indexes
+        it left missing are built by the next replica that opens the base, or by the next sync (`repair`)."""
+        large = adding >= BULK_FROM and adding > self._answered_count()
+
+        def build() -> None:
+            if large:
                 self._search_indexes()
-            except Exception:
-                log.warning("the search indexes of %s are built at its next sync", self.schema, exc_info=True)
-            raise
-        self._search_indexes()
+            else:  # a small sync: what a crash left missing
+                self.repair()
+
+        with self._loading(wait=True) if large else nullcontext(True):
+            if large:
+                self.db.script(f"DROP INDEX IF EXISTS {self.schema}.chunks_hnsw; "
+                               f"DROP INDEX IF EXISTS {self.schema}.chunks_tsv")
+            try:
+                yield
+            except BaseException:
+                try:  # a sync stopped (cancelled, failed): its own error is the one to tell, not this
+                    build()
+                except Exception:
+                    log.warning("the search indexes of %s are built at its next sync", self.schema, exc_info=True)
+                raise
+            build()
+
+    @contextmanager
+    def _loading(self, *, wait: bool) -> Iterator[bool]:
+        """The base's load lock (True inside when held): a session advisory lock on a connection of its own,
+        so that a process that dies lets it go at once."""
+        import psycopg
+
+        conn = psycopg.connect(self.db.url, autocommit=True)
+        try:
+            lock = lock_id(f"astralyx:load:{self.schema}")
+            if wait:
+                conn.execute("SELECT pg_advisory_lock(%s)", (lock,))
+                yield True
+            else:
+                row = conn.execute("SELECT pg_try_advisory_lock(%s)", (lock,)).fetchone()
+                yield bool(row and row[0])
+        finally:
+            conn.close()  # the lock goes with its session
+
+    def missing_indexes(self) -> set[str]:
+        """The search indexes the base should have and has not (a large load under way, or stopped by a crash)."""
+        want = {"chunks_tsv", "chunks_hnsw"} if self.dimensions else {"chunks_tsv"}
+        rows = self.db.query("SELECT indexname FROM pg_indexes WHERE schemaname = ?", (self.schema,))
+        return want - {r[0] for r in rows}
+
+    def repair(self) -> bool:
+        """Build the search indexes a load stopped by a crash left missing; not while a load runs (another
+        replica's, which builds them at its end). True if they were built."""
+        if not self.missing_indexes():
+            return False
+        with self._loading(wait=False) as free:
+            if free:
+                self._search_indexes()
+                log.info("the search indexes of %s were missing (a load stopped by a crash): built", self.schema)
+            return free
+
+    def _repair_in_background(self) -> None:
+        try:
+            self.repair()
+        except Exception:  # the base deleted meanwhile, the server stopping: the next sync tries again
+            log.warning("the search indexes of %s are built at its next sync", self.schema, exc_info=True)
 
     def _search_indexes(self) -> None:
         s = self.schema

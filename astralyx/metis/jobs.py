@@ -14,7 +14,8 @@ With a `JobStore` (the core gives one over the records database), a job's status
 `sync_jobs`, published every HEARTBEAT seconds while it runs: every process and replica sharing
 the database sees it (GET …/sync answers the same on each), a sync asked of another replica joins
 the one running instead of starting a second, and deleting the base on any replica stops it. A job
-whose row has not moved for STALE seconds is taken as stopped (its process or replica went away).
+whose row has not moved for STALE seconds (by the database's clock, one for every replica) is taken as
+stopped (its process or replica went away).
 """
 
 from __future__ import annotations
@@ -285,18 +286,23 @@ class JobStore:
 
     def __init__(self, db: Database) -> None:
         self.db = db
+        # Heartbeats by the database's clock, one for every replica (theirs may disagree): seconds since
+        # the epoch. A row read comes with `silent`, the seconds since its last heartbeat.
+        self._now = ("EXTRACT(EPOCH FROM clock_timestamp())" if db.engine == "postgres"
+                     else "((julianday('now') - 2440587.5) * 86400.0)")
+        self._select = f"SELECT *, {self._now} - heartbeat AS silent FROM sync_jobs WHERE workspace=? AND base=?"
 
     def claim(self, job: SyncJob) -> Any | None:
         """Record `job` as the base's job; or, when another process's job is active (and not stale), its row."""
         with self.db.transaction() as conn:  # one writer at a time: two replicas never both claim
-            row = conn.execute("SELECT * FROM sync_jobs WHERE workspace=? AND base=?", (job.workspace, job.base)).fetchone()
+            row = conn.execute(self._select, (job.workspace, job.base)).fetchone()
             if row is not None and row["state"] in ACTIVE and not _stale(row):
                 return row
             conn.execute(
                 "INSERT INTO sync_jobs(workspace, base, id, state, status, stop_asked, heartbeat) "
-                "VALUES (?,?,?,?,?,0,?) ON CONFLICT (workspace, base) DO UPDATE SET id=excluded.id, "
+                f"VALUES (?,?,?,?,?,0,{self._now}) ON CONFLICT (workspace, base) DO UPDATE SET id=excluded.id, "
                 "state=excluded.state, status=excluded.status, stop_asked=0, heartbeat=excluded.heartbeat",
-                (job.workspace, job.base, job.id, job.state, json.dumps(job.to_dict()), time.time()),
+                (job.workspace, job.base, job.id, job.state, json.dumps(job.to_dict())),
             )
         return None
 
@@ -306,9 +312,9 @@ class JobStore:
         try:
             with self.db.transaction() as conn:
                 row = conn.execute(
-                    "UPDATE sync_jobs SET state=?, status=?, heartbeat=? WHERE workspace=? AND base=? AND id=? "
-                    "RETURNING stop_asked",
-                    (job.state, json.dumps(job.to_dict()), time.time(), job.workspace, job.base, job.id),
+                    f"UPDATE sync_jobs SET state=?, status=?, heartbeat={self._now} WHERE workspace=? AND base=? "
+                    "AND id=? RETURNING stop_asked",
+                    (job.state, json.dumps(job.to_dict()), job.workspace, job.base, job.id),
                 ).fetchone()
             return bool(row is not None and row["stop_asked"])
         except Exception:
@@ -317,7 +323,7 @@ class JobStore:
             return False
 
     def read(self, workspace: str, base: str) -> Any | None:
-        return self.db.one("SELECT * FROM sync_jobs WHERE workspace=? AND base=?", (workspace, base))
+        return self.db.one(self._select, (workspace, base))
 
     def ask_to_stop(self, workspace: str, base: str) -> None:
         with self.db.transaction() as conn:
@@ -329,7 +335,7 @@ class JobStore:
 
 
 def _stale(row: Any) -> bool:
-    return float(row["heartbeat"]) < time.time() - STALE
+    return float(row["silent"]) > STALE
 
 
 class RemoteJob(SyncJob):
