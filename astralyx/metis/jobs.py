@@ -298,11 +298,13 @@ class JobStore:
             row = conn.execute(self._select, (job.workspace, job.base)).fetchone()
             if row is not None and row["state"] in ACTIVE and not _stale(row):
                 return row
+            previous = None if row is None else json.dumps(_ended(row))  # for those who followed it
             conn.execute(
-                "INSERT INTO sync_jobs(workspace, base, id, state, status, stop_asked, heartbeat) "
-                f"VALUES (?,?,?,?,?,0,{self._now}) ON CONFLICT (workspace, base) DO UPDATE SET id=excluded.id, "
-                "state=excluded.state, status=excluded.status, stop_asked=0, heartbeat=excluded.heartbeat",
-                (job.workspace, job.base, job.id, job.state, json.dumps(job.to_dict())),
+                "INSERT INTO sync_jobs(workspace, base, id, state, status, stop_asked, heartbeat, previous) "
+                f"VALUES (?,?,?,?,?,0,{self._now},?) ON CONFLICT (workspace, base) DO UPDATE SET id=excluded.id, "
+                "state=excluded.state, status=excluded.status, stop_asked=0, heartbeat=excluded.heartbeat, "
+                "previous=excluded.previous",
+                (job.workspace, job.base, job.id, job.state, json.dumps(job.to_dict()), previous),
             )
         return None
 
@@ -338,6 +340,17 @@ def _stale(row: Any) -> bool:
     return float(row["silent"]) > STALE
 
 
+def _ended(row: Any) -> dict[str, Any]:
+    """The status a job's row shows: as published, or, for an active job gone silent, stopped."""
+    status: dict[str, Any] = json.loads(row["status"])
+    if row["state"] in ACTIVE and _stale(row):
+        status = {**status, "state": "failed", "phase": "done", "error": {
+            "code": "SYNC_CANCELLED",
+            "message": f"The process running this sync stopped giving news ({STALE:.0f} s): start the sync again",
+        }}
+    return status
+
+
 class RemoteJob(SyncJob):
     """A job another process or replica runs, as its row in the JobStore says (read again when looked at)."""
 
@@ -358,16 +371,15 @@ class RemoteJob(SyncJob):
         self._update(self.store.read(self.workspace, self.base))
 
     def _update(self, row: Any | None) -> None:
+        previous = json.loads(row["previous"]) if row is not None and row["previous"] else None
         if row is not None and row["id"] == self.id:
-            status = json.loads(row["status"])
-            if row["state"] in ACTIVE and _stale(row):
-                status = {**status, "state": "failed", "phase": "done", "error": {
-                    "code": "SYNC_CANCELLED",
-                    "message": f"The process running this sync stopped giving news ({STALE:.0f} s): start the sync again",
-                }}
-        else:  # its row is gone (the base was deleted) or is a newer job's
+            status = _ended(row)
+        elif previous is not None and previous.get("id") == self.id:  # a newer job took its row once it ended
+            status = previous
+        else:  # its row is gone (the base was deleted), or two newer jobs took it since it was read
+            why = "its base was deleted" if row is None else "newer syncs have run since; see the base's status"
             status = {**(self._status or {}), "state": "failed", "phase": "done", "error": {
-                "code": "SYNC_CANCELLED", "message": "The sync was stopped (its base was deleted, or another sync started)",
+                "code": "SYNC_CANCELLED", "message": f"The sync was stopped ({why})",
             }}
         self._status = status
         self.state, self.phase, self.report = status.get("state", "failed"), status.get("phase", "done"), status.get("report")

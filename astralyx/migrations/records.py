@@ -112,10 +112,14 @@ CREATE TABLE IF NOT EXISTS sync_jobs (
     PRIMARY KEY (workspace, base)
 );
 """
+# The status a base's job ended with when a newer job took its row: a process that followed it
+# reads how it ended (finished, with its report) instead of taking the newer job for its end.
+V5 = "ALTER TABLE sync_jobs ADD COLUMN previous TEXT;"
 
 STEPS = [
     Step(1, "the tables of the first release", V1),
     Step(2, "keys by workspace, kept exchanges by time", V2),
     Step(3, "insertion order of drafts and saves", "", postgres=V3_POSTGRES),
     Step(4, "sync jobs' status, shared by processes and replicas", V4),
+    Step(5, "a base's job before its latest, as it ended", V5),
 ]

@@ -266,6 +266,22 @@ def test_another_process_sees_a_sync_follows_it_and_joins_it_instead_of_starting
     assert labels(other.search.search(owner(), "shared", "item7x0"))[0] == "docs:shared/doc007.md"
 
 
+def test_a_job_followed_from_another_process_ends_as_it_ended_even_when_a_newer_job_took_its_row(core, other, tmp_path):
+    embedder = PacedEmbedder()
+    make_base(core, "hb", embedder=embedder, sources=[folder(tmp_path, 100)])
+    first, _ = core.documents.start(owner(), "hb")
+    wait_for(embedder.waiting.is_set)
+    followed, started = other.documents.start(owner(), "hb")  # the CLI's `astra metis sync` on another replica
+    assert not started and followed.id == first.id
+    embedder.finish()
+    assert core.documents.wait(first, 30)["added"] == 100
+    second, started = core.documents.start(owner(), "hb")  # before the follower looks again (one poll: 0.5 s)
+    assert started and second.id != first.id
+    assert other.documents.wait(followed, 30)["added"] == 100  # finished, with its report: not SYNC_CANCELLED
+    assert followed.state == "finished" and followed.error is None
+    assert core.documents.wait(second, 30)["unchanged"] == 100
+
+
 def test_a_sync_whose_process_stopped_giving_news_is_shown_stopped_and_a_new_one_starts(core, tmp_path, monkeypatch):
     from astralyx.metis import jobs
 
