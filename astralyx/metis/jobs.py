@@ -298,7 +298,7 @@ class JobStore:
             row = conn.execute(self._select, (job.workspace, job.base)).fetchone()
             if row is not None and row["state"] in ACTIVE and not _stale(row):
                 return row
-            previous = None if row is None else json.dumps(_ended(row))  # for those who followed it
+            previous = None if row is None else json.dumps(_shown(row))  # for those who followed it
             conn.execute(
                 "INSERT INTO sync_jobs(workspace, base, id, state, status, stop_asked, heartbeat, previous) "
                 f"VALUES (?,?,?,?,?,0,{self._now},?) ON CONFLICT (workspace, base) DO UPDATE SET id=excluded.id, "
@@ -340,7 +340,7 @@ def _stale(row: Any) -> bool:
     return float(row["silent"]) > STALE
 
 
-def _ended(row: Any) -> dict[str, Any]:
+def _shown(row: Any) -> dict[str, Any]:
     """The status a job's row shows: as published, or, for an active job gone silent, stopped."""
     status: dict[str, Any] = json.loads(row["status"])
     if row["state"] in ACTIVE and _stale(row):
@@ -373,7 +373,7 @@ class RemoteJob(SyncJob):
     def _update(self, row: Any | None) -> None:
         previous = json.loads(row["previous"]) if row is not None and row["previous"] else None
         if row is not None and row["id"] == self.id:
-            status = _ended(row)
+            status = _shown(row)
         elif previous is not None and previous.get("id") == self.id:  # a newer job took its row once it ended
             status = previous
         else:  # its row is gone (the base was deleted), or two newer jobs took it since it was read
