@@ -255,3 +255,29 @@ def test_a_graph_slow_to_save_is_saved_less_often(core, notes_base, monkeypatch)
     assert json.loads(header.read_text())["generation"] < store.generation  # not saved at once
     side.close()  # closing saves what is unsaved, whenever the timer would have
     assert json.loads(header.read_text())["generation"] == store.generation
+
+
+def test_a_graph_is_saved_once_its_changes_pause_not_while_they_go_on(core, notes_base, monkeypatch):
+    """A save while writes go on is stale at the next write (and stops the process while it runs): the timer
+    saves only when the graph has gone the quiet time unchanged."""
+    import time
+
+    from astralyx.metis.index import vectors
+
+    store, side = sidecar(core, "kb")
+    deadline = time.monotonic() + 10
+    while side._saver is not None and time.monotonic() < deadline:  # the first writes' save
+        time.sleep(0.05)
+    monkeypatch.setattr(vectors, "SAVE_DELAY", 30.0)  # the timer never fires by itself in this test
+    side._save_seconds = 0.0
+    graph, header = store.sidecar_paths
+    core.notes.write(owner(), "kb", "notes", "zeppelin.md", "# Zeppelin\n\nA zeppelin over the harbour.")
+    assert side._saver is not None and side._saver.interval == 30.0
+    side._saver.cancel()
+    side._timed_save()  # the timer's time, but the graph changed just now (as in a sync, between two batches)
+    assert json.loads(header.read_text())["generation"] < store.generation  # not saved
+    assert side._saver is not None and 29.0 < side._saver.interval <= 30.0  # waits for the changes to pause
+    side._saver.cancel()
+    side._changed -= 30.0  # 30 s without a change
+    side._timed_save()
+    assert json.loads(header.read_text())["generation"] == store.generation and side._saver is None

@@ -38,10 +38,12 @@ EXPANSION_SEARCH = 128  # ef at search time, at least (recall@10 0.990 on e5 vec
 EXPANSION_PER_CANDIDATE = 8
 EXHAUSTIVE_UP_TO = 10_000  # vectors up to which the sidecar compares them all (exact, ~1 ms), HNSW above
 SYNC_BUILD = 256  # vectors up to which a (re)build is done in the caller's thread
-SAVE_DELAY = 2.0  # seconds after the first unsaved change before the sidecar is written to disk, at least
-# ... and at least this many times the last save's duration: a save writes the whole graph (seconds at 1M
-# vectors) and holds it meanwhile, so a sync's changes wait and searches scan exactly; spaced out, saves take
-# at most 1/21 of a long sync's time (they were every 2 s whatever their size).
+SAVE_DELAY = 2.0  # seconds without a change before the sidecar is written to disk, at least
+# ... and at least this many times the last save's duration. A save writes the whole graph (0.3 s at 100k
+# vectors, seconds at 1M) holding it and Python's GIL meanwhile: the whole process stands still
+# (bench/sidecar_save.py). And a graph saved while writes go on is of no use: the next write makes it
+# stale, and a stale file is rebuilt, not loaded. So it is saved once the changes pause (a sync's batches
+# come every few seconds: a large graph waits for the sync's end), and at close.
 SAVE_SPACING = 20
 
 # What a rebuild reads: (generation, ids, vectors) from one consistent snapshot of index.db.
@@ -68,6 +70,7 @@ class VectorSidecar:
         self._dirty = False
         self._saver: threading.Timer | None = None
         self._save_seconds = 0.0  # how long the last save took
+        self._changed = 0.0  # when the graph last changed (monotonic)
         self._closed = False
         self._tried_load = False  # the saved graph is loaded once, at the first search or write
         self.builds = 0  # rebuilds started (for tests and the bench)
@@ -248,15 +251,29 @@ class VectorSidecar:
 
     # -- saving -------------------------------------------------------------------------------
     def _schedule_save(self) -> None:
+        """After a change (the lock held): save once the graph has gone `_quiet()` seconds unchanged."""
         self._dirty = True
-        if self._saver is not None or self._closed:
-            return
-        self._saver = threading.Timer(max(SAVE_DELAY, SAVE_SPACING * self._save_seconds), self._timed_save)
+        self._changed = time.monotonic()
+        if self._saver is None and not self._closed:
+            self._arm(self._quiet())
+
+    def _quiet(self) -> float:
+        return max(SAVE_DELAY, SAVE_SPACING * self._save_seconds)
+
+    def _arm(self, seconds: float) -> None:
+        self._saver = threading.Timer(seconds, self._timed_save)
         self._saver.daemon = True
         self._saver.start()
 
     def _timed_save(self) -> None:
-        self._saver = None
+        with self._lock:
+            self._saver = None
+            unchanged = time.monotonic() - self._changed
+            if self._closed:
+                return
+            if unchanged < self._quiet():  # changed since: wait until the changes pause
+                self._arm(self._quiet() - unchanged)
+                return
         try:
             self.save()
         except Exception:
