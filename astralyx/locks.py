@@ -93,24 +93,32 @@ def job(home: Path, name: str) -> Iterator[bool]:
 
 
 @contextmanager
-def _exclusive(folder: Path, key: str, *, wait: bool) -> Iterator[bool]:
+def advisory(url: str, name: str, *, wait: bool) -> Iterator[bool]:
+    """A PostgreSQL session advisory lock named `name`, on this thread's lock connection (True inside when
+    held; `wait=False`: False at once when another session holds it). A process that dies lets it go."""
     from .engines import lock_id
 
+    conn = _lock_connection(url)
+    lock = lock_id(name)
+    if wait:
+        conn.execute("SELECT pg_advisory_lock(%s)", (lock,))
+        got = True
+    else:
+        got = bool(conn.execute("SELECT pg_try_advisory_lock(%s)", (lock,)).fetchone()[0])
+    try:
+        yield got
+    finally:
+        if got:
+            conn.execute("SELECT pg_advisory_unlock(%s)", (lock,))
+
+
+@contextmanager
+def _exclusive(folder: Path, key: str, *, wait: bool) -> Iterator[bool]:
     on_postgres = _postgres_name(key)
     if on_postgres is not None:
         url, name = on_postgres
-        conn = _lock_connection(url)
-        lock = lock_id(name)
-        if wait:
-            conn.execute("SELECT pg_advisory_lock(%s)", (lock,))
-            got = True
-        else:
-            got = bool(conn.execute("SELECT pg_try_advisory_lock(%s)", (lock,)).fetchone()[0])
-        try:
+        with advisory(url, name, wait=wait) as got:
             yield got
-        finally:
-            if got:
-                conn.execute("SELECT pg_advisory_unlock(%s)", (lock,))
         return
     with open(folder / ".lock", "a") as f:
         try:

@@ -59,6 +59,14 @@ def core(home) -> Iterator[Astralyx]:
 
 
 @pytest.fixture
+def other(home, core) -> Iterator[Astralyx]:
+    """A second process on the same data directory (and database): another replica, as the domain sees it."""
+    instance = Astralyx(Settings.load(home)).start()
+    yield instance
+    instance.close()
+
+
+@pytest.fixture
 def app(core):
     return create_app(core)
 

@@ -25,18 +25,18 @@ import tempfile
 import threading
 import uuid
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ..locks import advisory
 from ..metis.index.keywords import KeywordSidecar, Text
 from ..metis.index.store import Entry, Row, StoredDocument, fingerprint, query_words
 from ..migrations import migrate
 from ..migrations.index import POSTGRES_STEPS
 from ..util import iso
-from . import lock_id
 from .postgres import Database
 
 log = logging.getLogger("astralyx.metis")
@@ -180,23 +180,10 @@ class PgBaseIndex:
                 raise
             build()
 
-    @contextmanager
-    def _loading(self, *, wait: bool) -> Iterator[bool]:
-        """The base's load lock (True inside when held): a session advisory lock on a connection of its own,
-        so that a process that dies lets it go at once."""
-        import psycopg
-
-        conn = psycopg.connect(self.db.url, autocommit=True)
-        try:
-            lock = lock_id(f"astralyx:load:{self.schema}")
-            if wait:
-                conn.execute("SELECT pg_advisory_lock(%s)", (lock,))
-                yield True
-            else:
-                row = conn.execute("SELECT pg_try_advisory_lock(%s)", (lock,)).fetchone()
-                yield bool(row and row[0])
-        finally:
-            conn.close()  # the lock goes with its session
+    def _loading(self, *, wait: bool) -> AbstractContextManager[bool]:
+        """The base's load lock (True inside when held): a session advisory lock, which a process that dies
+        lets go at once."""
+        return advisory(self.db.url, f"astralyx:load:{self.schema}", wait=wait)
 
     def missing_indexes(self) -> set[str]:
         """The search indexes the base should have and has not (a large load under way, or stopped by a crash)."""

@@ -371,10 +371,10 @@ class RemoteJob(SyncJob):
         self._update(self.store.read(self.workspace, self.base))
 
     def _update(self, row: Any | None) -> None:
-        previous = json.loads(row["previous"]) if row is not None and row["previous"] else None
+        previous = json.loads(row["previous"]) if row is not None and row["id"] != self.id and row["previous"] else {}
         if row is not None and row["id"] == self.id:
             status = _shown(row)
-        elif previous is not None and previous.get("id") == self.id:  # a newer job took its row once it ended
+        elif previous.get("id") == self.id:  # a newer job took its row once it ended
             status = previous
         else:  # its row is gone (the base was deleted), or two newer jobs took it since it was read
             why = "its base was deleted" if row is None else "newer syncs have run since; see the base's status"

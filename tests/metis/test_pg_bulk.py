@@ -62,17 +62,6 @@ def test_indexes_a_stopped_sync_left_missing_are_built_by_the_next_sync(core, tm
     assert report["unchanged"] == 5 and indexes(core, "hb") == {"chunks_hnsw", "chunks_tsv"}
 
 
-@pytest.fixture
-def replica(home, core):
-    """Another replica on the same data directory and database."""
-    from astralyx.config import Settings
-    from astralyx.core import Astralyx
-
-    instance = Astralyx(Settings.load(home)).start()
-    yield instance
-    instance.close()
-
-
 def opened(instance, name: str):
     """The base's store as `instance` opens it, once its repair at open (if any) has ended."""
     store = instance.index.store(instance.bases.get(owner(), name))
@@ -82,14 +71,14 @@ def opened(instance, name: str):
 
 
 def test_indexes_a_crashed_load_left_missing_are_built_when_a_replica_opens_the_base_not_while_a_load_runs(
-    core, replica, tmp_path, monkeypatch,
+    core, other, tmp_path, monkeypatch,
 ):
     monkeypatch.setattr(pg_index, "BULK_FROM", 50)
     embedder = PacedEmbedder()
     make_base(core, "big", embedder=embedder, sources=[folder(tmp_path, 100)])
     job, _ = core.documents.start(owner(), "big")
     wait_for(embedder.waiting.is_set)  # a large load under way: its indexes dropped, its lock held
-    assert opened(replica, "big").missing_indexes() == {"chunks_hnsw", "chunks_tsv"}  # left to the load
+    assert opened(other, "big").missing_indexes() == {"chunks_hnsw", "chunks_tsv"}  # left to the load
     embedder.finish()
     assert core.documents.wait(job, 30)["added"] == 100
     assert indexes(core, "big") == {"chunks_hnsw", "chunks_tsv"}
@@ -98,8 +87,8 @@ def test_indexes_a_crashed_load_left_missing_are_built_when_a_replica_opens_the_
     store = core.index.store(core.bases.get(owner(), "big"))
     store.db.script(f"DROP INDEX {store.schema}.chunks_hnsw; DROP INDEX {store.schema}.chunks_tsv")
     assert core.search.search(owner(), "big", "item7x0")["results"][0]["document"] == "docs:big/doc007.md"  # a scan
-    replica.index.close(replica.bases.get(owner(), "big"))  # the replica starts again: opens the base anew
-    assert opened(replica, "big").missing_indexes() == set()  # built at open, no sync needed
+    other.index.close(other.bases.get(owner(), "big"))  # the replica starts again: opens the base anew
+    assert opened(other, "big").missing_indexes() == set()  # built at open, no sync needed
     assert indexes(core, "big") == {"chunks_hnsw", "chunks_tsv"}
     v = embedder.embed_query("Topic42 paragraph")
     assert store.vector_ids(v, 10) == store.vector_ids(v, 10, exact=True)

@@ -229,17 +229,6 @@ def test_an_upload_during_a_sync_is_not_overwritten_by_the_copy_the_sync_read_be
 # -- one job per base across processes and replicas (the status in the records database) ---------
 
 
-@pytest.fixture
-def other(home, core):
-    """A second process on the same data directory (and database): another replica, as the domain sees it."""
-    from astralyx.config import Settings
-    from astralyx.core import Astralyx
-
-    instance = Astralyx(Settings.load(home)).start()
-    yield instance
-    instance.close()
-
-
 def test_another_process_sees_a_sync_follows_it_and_joins_it_instead_of_starting_a_second(core, other, tmp_path):
     embedder = PacedEmbedder()
     make_base(core, "shared", embedder=embedder, sources=[folder(tmp_path, 200)])
