@@ -92,8 +92,12 @@ def main() -> None:
     parser.add_argument("--pause", type=float, default=1.5,
                         help="seconds it waits (below the vector sidecar's 2 s before a save)")
     parser.add_argument("--no-yield", action="store_true", help="the sync neither waits for searches nor runs niced (compare)")
+    parser.add_argument("--switch", type=float, default=None,
+                        help="Python's thread switch interval, seconds (sys.setswitchinterval; Python's default 0.005)")
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args()
+    if args.switch is not None:
+        sys.setswitchinterval(args.switch)
 
     texts = passages(args.data, args.seed + args.passages, seed=5)
     claims = [json.loads(line)["text"] for line in (args.data / "queries.jsonl").open()]
@@ -207,7 +211,7 @@ def main() -> None:
     note_text = (
         ", ".join(f"{w * 1000:.0f} ms / {s:.1f} s" for w, s in notes) if notes else "none (the sync ended first)"
     )
-    flag = " --no-yield" if args.no_yield else ""
+    flag = (" --no-yield" if args.no_yield else "") + (f" --switch {args.switch:g}" if args.switch is not None else "")
     first_text = f"{first_seen[0]:.1f} s" if first_seen else "(never seen before it ended)"
     body = (
         f"`flock /tmp/astralyx-bench.lock .venv/bin/python bench/sync_search.py --passages {args.passages} "
