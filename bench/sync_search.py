@@ -184,6 +184,7 @@ def main() -> None:
         watching.join(30)
         report = core.documents.wait(job)
         assert report is not None and report["added"] == args.passages // PER_FILE, report
+        assert waiting, "the sync never waited at the gate (its thread is no longer named sync:…?)"
         # idle: once what the sync leaves to the background is done (the keyword sidecar, built past
         # 10,000 passages, and the vector sidecar's save), as a base is a few seconds after its sync
         store = core.index.store(core.bases.get(actor, "docs"))
