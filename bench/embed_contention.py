@@ -144,7 +144,6 @@ def main() -> None:
     print(body)
     if args.write:
         write_section("A query's embedding during a sync's (`bench/embed_contention.py`)", body)
-        print("written to docs/benchmarks.md")
 
 
 if __name__ == "__main__":

@@ -217,7 +217,6 @@ def main() -> None:
     print(text)
     if args.write:
         write_section("Engines: PostgreSQL beside SQLite", text)
-        print("written to docs/benchmarks.md")
 
 
 if __name__ == "__main__":

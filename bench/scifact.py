@@ -53,6 +53,7 @@ def write_section(title: str, body: str) -> None:
         text = text.rstrip() + "\n\n" + section
     DOC.parent.mkdir(parents=True, exist_ok=True)
     DOC.write_text(text)
+    print(f"written to {DOC.relative_to(ROOT)}")
 
 
 
@@ -164,7 +165,6 @@ def compare(args, corpus, queries, qrels) -> None:
     ])
     if args.write:
         write_section("Search quality: SciFact, e5-small three ways", body)
-        print("written to docs/benchmarks.md")
 
 
 def main() -> None:
@@ -265,7 +265,6 @@ def main() -> None:
             f"{len(corpus):,} abstracts took {index_seconds:.0f} s, on a machine shared with other work.",
         ]
         write_section("Search quality: SciFact, keywords over the whole corpus", "\n".join(lines))
-        print("written to docs/benchmarks.md")
     elif args.write:
         lines = [
             f"BEIR SciFact test set: {len(qrels)} claims over {subset} "
@@ -288,7 +287,6 @@ def main() -> None:
         if args.model:
             title += f" ({model.name}{', whole corpus' if not args.limit else ''})"
         write_section(title, "\n".join(lines))
-        print("written to docs/benchmarks.md")
 
 
 if __name__ == "__main__":

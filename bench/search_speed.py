@@ -309,7 +309,6 @@ def indexing_only(args) -> None:
     print(text)
     if args.write:
         write_section("Indexing: a real sync against the embedder alone", text)
-        print("written to docs/benchmarks.md")
 
 
 def recall(core: Astralyx, queries: list[str], embedder: Embedder) -> tuple[float, float, float]:
@@ -495,7 +494,6 @@ def main() -> None:
     print(text)
     if args.write:
         write_section(args.title, text)
-        print("written to docs/benchmarks.md")
 
 
 if __name__ == "__main__":

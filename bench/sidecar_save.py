@@ -120,7 +120,6 @@ def main() -> None:
     print(body)
     if args.write:
         write_section("Vector sidecar saves stop the process (`bench/sidecar_save.py`)", body)
-        print("written to docs/benchmarks.md")
 
 
 if __name__ == "__main__":

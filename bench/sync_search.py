@@ -236,7 +236,6 @@ def main() -> None:
     if args.write:
         title = "Search during a sync (`bench/sync_search.py`)" + (", the sync not yielding" if args.no_yield else "")
         write_section(title, body)
-        print("written to docs/benchmarks.md")
 
 
 if __name__ == "__main__":
