@@ -133,8 +133,33 @@ def pytest_generate_tests(metafunc):
         metafunc.parametrize("database_url", ["sqlite", "postgres"], indirect=True)
 
 
-def pytest_configure(config):
-    config.addinivalue_line("markers", "engines: run the test on SQLite and on PostgreSQL")
+# -- tiers: `make test-fast` runs everything but these (pyproject's markers list them) -----------
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark the tiers a test belongs to by what it needs: a browser, PostgreSQL, a llama.cpp model."""
+    for item in items:
+        path = item.path.as_posix()
+        if "/tests/console/" in path:
+            item.add_marker(pytest.mark.browser)
+        callspec = getattr(item, "callspec", None)
+        if "postgres_server" in item.fixturenames or (callspec and "postgres" in callspec.params.values()):
+            item.add_marker(pytest.mark.postgres)
+
+
+# -- a native crash names its test ------------------------------------------------------------------
+# A segfault in an extension (llama.cpp, sqlite) ends pytest before it reports anything: faulthandler
+# (pytest's, on by default) prints the threads' stacks, and this file names the test that was running.
+# `make test` prints it when pytest died of a signal; a run that ends normally removes it.
+RUNNING = Path(os.environ.get("ASTRALYX_TEST_RUNNING", ".pytest-running"))
+
+
+def pytest_runtest_logstart(nodeid, location):
+    RUNNING.write_text(nodeid + "\n")
+
+
+def pytest_sessionfinish(session, exitstatus):
+    RUNNING.unlink(missing_ok=True)
 
 
 @pytest.fixture(scope="session")

@@ -11,9 +11,10 @@ import importlib.util
 
 import pytest
 
-pytestmark = pytest.mark.skipif(
-    importlib.util.find_spec("llama_cpp") is None, reason="llama-cpp-python is not installed (extra: llama)"
-)
+pytestmark = [
+    pytest.mark.llama,
+    pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None, reason="llama-cpp-python is not installed (extra: llama)"),
+]
 
 MODELS = [
     pytest.param(
