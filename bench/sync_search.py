@@ -15,20 +15,28 @@ something to find. Then:
   search finds it;
 - idle, after, at the larger size, for `--idle` seconds.
 
+With `--upstream`, the base embeds through an OpenAI-compatible upstream deployment instead: a tiny
+embeddings server on 127.0.0.1 in a process of its own (as a GPU server would be: another machine's
+work) answering at once with deterministic vectors (384 dimensions, chosen by a hash of the text). The embedder
+then costs the sync almost nothing, and what weighs on the searches is the sync's own Python work.
+
 Every search is the whole `core.search.search` (permission, query embedding, both rankings, RRF,
 passages). The ratio is p95 while the sync runs / p95 while it waits (interleaved); also against the
 idle phases before and after it (which a shared machine's load can move: the interleaved ratio is the
 one to compare). Also: the time to the first new document searchable, the sync's passages/s (its
 waits not counted), a note's write time and time to searchable.
 
-    flock /tmp/astralyx-bench.lock .venv/bin/python bench/sync_search.py [--passages 10000] [--write]
+    flock /tmp/astralyx-bench.lock .venv/bin/python bench/sync_search.py [--passages 10000] [--upstream] [--write]
 """
 
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
+import socket
+import subprocess
 import sys
 import tempfile
 import threading
@@ -43,12 +51,15 @@ sys.path.insert(0, str(ROOT))
 from astralyx.auth.actor import Actor  # noqa: E402
 from astralyx.config import Settings  # noqa: E402
 from astralyx.core import Astralyx  # noqa: E402
+from astralyx.eos.deployments import DeploymentSpec  # noqa: E402
 from astralyx.eos.runtimes.base import Embedder  # noqa: E402
 from astralyx.metis.bases import parse_request  # noqa: E402
 from bench.scifact import write_section  # noqa: E402
 from bench.search_speed import passages  # noqa: E402
 
 PER_FILE = 10
+UPSTREAM_DIMS = 384  # the default embedder's
+UPSTREAM_VECTORS = 4096
 THINK = 0.05  # seconds between two searches of the loop (a person, a chat model's tool calls)
 
 
@@ -70,6 +81,60 @@ class Gate(Embedder):
 
     def embed_query(self, text: str) -> np.ndarray:
         return self.inner.embed_query(text)
+
+
+def serve_embeddings(port: int) -> None:
+    """An OpenAI-compatible /v1/embeddings on 127.0.0.1:port answering at once (the `--upstream` server, run
+    as a process of its own): each text gets one of UPSTREAM_VECTORS unit vectors of UPSTREAM_DIMS dimensions,
+    chosen by a hash of the text and written as JSON beforehand, so that the server takes next to no CPU (a
+    GPU server's work is another machine's); the client reads them as from any server (JSON floats)."""
+    import zlib
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    rng = np.random.default_rng(0)
+    pool = rng.standard_normal((UPSTREAM_VECTORS, UPSTREAM_DIMS)).astype(np.float32)
+    pool /= np.linalg.norm(pool, axis=1, keepdims=True)
+    rendered = ["[" + ",".join(f"{x:.6f}" for x in row) + "]" for row in pool]
+
+    def vector(text: str) -> str:
+        return rendered[zlib.crc32(text.encode()) % UPSTREAM_VECTORS]
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive, as a real server
+
+        def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+            items = ",".join(f'{{"object":"embedding","index":{i},"embedding":{vector(t)}}}' for i, t in enumerate(texts))
+            answer = f'{{"object":"list","model":{json.dumps(body.get("model", "fast"))},"data":[{items}]}}'.encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(answer)))
+            self.end_headers()
+            self.wfile.write(answer)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    ThreadingHTTPServer(("127.0.0.1", port), Handler).serve_forever()
+
+
+def start_upstream() -> tuple[subprocess.Popen[bytes], str]:
+    """The `--upstream` embeddings server in a process of its own; (the process, its base URL)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    process = subprocess.Popen([sys.executable, __file__, "--serve-embeddings", str(port)])
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return process, f"http://127.0.0.1:{port}/v1"
+        except OSError:
+            if time.monotonic() > deadline or process.poll() is not None:
+                process.kill()
+                raise SystemExit("the --upstream embeddings server did not start") from None
+            time.sleep(0.1)
 
 
 def write_files(folder: Path, texts: list[str], prefix: str) -> None:
@@ -94,8 +159,14 @@ def main() -> None:
     parser.add_argument("--no-yield", action="store_true", help="the sync neither waits for searches nor runs niced (compare)")
     parser.add_argument("--switch", type=float, default=None,
                         help="Python's thread switch interval, seconds (sys.setswitchinterval; Python's default 0.005)")
+    parser.add_argument("--upstream", action="store_true",
+                        help="embed through an OpenAI-compatible upstream on 127.0.0.1 that answers at once")
+    parser.add_argument("--serve-embeddings", type=int, metavar="PORT", help=argparse.SUPPRESS)  # --upstream's server
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args()
+    if args.serve_embeddings:
+        serve_embeddings(args.serve_embeddings)
+        return
     if args.switch is not None:
         sys.setswitchinterval(args.switch)
 
@@ -110,10 +181,17 @@ def main() -> None:
         core.index.yield_to_searches = not args.no_yield
         if args.no_yield:
             core.documents.jobs.nice = 0
-        spec = {"sources": [{"folder": str(src)}], "embedding": {"deployment": "e5-small"}}
+        deployment, upstream = "e5-small", None
+        if args.upstream:
+            upstream, url = start_upstream()
+            atexit.register(upstream.kill)  # whatever ends the bench (a failed assertion too) ends its server
+            deployment = "fast-upstream"
+            core.deployments.put(None, "default", deployment, DeploymentSpec.model_validate(
+                {"model": "fast", "kind": "embedding", "runtime": {"type": "upstream", "url": url}}))
+        spec = {"sources": [{"folder": str(src)}], "embedding": {"deployment": deployment}}
         core.bases.create(actor, parse_request({"metadata": {"name": "docs"}, "spec": spec}))
         core.documents.sync(actor, "docs")
-        gate = Gate(core.runtimes.embedder("default", "e5-small"))
+        gate = Gate(core.runtimes.embedder("default", deployment))
         core.index.embedder_for = lambda base: gate  # the seam for a base's embedder
         model = gate.name
 
@@ -196,6 +274,9 @@ def main() -> None:
             sidecar.save()
         idle_after = loop(args.idle)
         core.close()
+        if upstream is not None:
+            upstream.terminate()
+            upstream.wait(10)
 
     rate = args.passages / (sync_s - waited)
     ratio = pct(during, 95) / pct(waiting, 95)
@@ -213,11 +294,15 @@ def main() -> None:
         ", ".join(f"{w * 1000:.0f} ms / {s:.1f} s" for w, s in notes) if notes else "none (the sync ended first)"
     )
     flag = (" --no-yield" if args.no_yield else "") + (f" --switch {args.switch:g}" if args.switch is not None else "")
+    flag += " --upstream" if args.upstream else ""
     first_text = f"{first_seen[0]:.1f} s" if first_seen else "(never seen before it ended)"
     body = (
         f"`flock /tmp/astralyx-bench.lock .venv/bin/python bench/sync_search.py --passages {args.passages} "
         f"--seed {args.seed} --run {args.run:g} --pause {args.pause:g}{flag} --write` ({time.strftime('%Y-%m-%d')}): "
-        f"a base of `{model}` (the default embedder, query embedding included in every search) with {args.seed} "
+        f"a base of `{model}` ("
+        + ("an upstream deployment: a server on 127.0.0.1, a process of its own, answering at once"
+           if args.upstream else "the default embedder")
+        + f", query embedding included in every search) with {args.seed} "
         f"passages indexed; its folder then gets {args.passages:,} more (SciFact text, {PER_FILE} passages a file) "
         f"and its sync job runs while one loop searches (`core.search.search`, a SciFact claim, "
         f"{THINK * 1000:.0f} ms between searches); the sync runs {args.run:g} s, waits {args.pause:g} s, and so on "
@@ -235,6 +320,7 @@ def main() -> None:
     print(body)
     if args.write:
         title = "Search during a sync (`bench/sync_search.py`)" + (", the sync not yielding" if args.no_yield else "")
+        title += ", an upstream embedder answering at once" if args.upstream else ""
         write_section(title, body)
 
 

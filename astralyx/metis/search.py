@@ -31,7 +31,7 @@ from ..auth.roles import READ
 from ..errors import Invalid
 from .bases import KnowledgeBase, KnowledgeBases
 from .index import Index
-from .index.store import Row
+from .index.store import BaseIndex, Row
 
 if TYPE_CHECKING:
     import numpy as np
@@ -78,8 +78,8 @@ class Hit:
         )
 
 
-# hook(base, hits of its kind in fused order, as_of) -> the hits to keep, in the order to show them
-Reranker = Callable[[KnowledgeBase, list[Hit], "str | None"], list[Hit]]
+# hook(base, hits of its kind in fused order, as_of, query) -> the hits to keep, in the order to show them
+Reranker = Callable[[KnowledgeBase, list[Hit], "str | None", str], list[Hit]]
 
 
 def rrf(rankings: list[list[int]], k: int = RRF_K) -> list[tuple[int, float]]:
@@ -127,19 +127,20 @@ class Search:
         """Fused hits, best first (re-ranking hooks applied). mode: None (the base's best),
         "keywords" or "vectors" (to measure each part alone). answer: only the first this many
         are wanted (their rows alone are read, unless a hook re-ranks their kind)."""
-        with self.index.reading():  # a sync of the base yields to it
-            return self._hits(base, query, limit, as_of, mode, answer)
+        # a sync of the base yields to it; a reindex or the base's deletion closes its index once it ends
+        with self.index.reading(), self.index.using(base) as store:
+            return self._hits(base, store, query, limit, as_of, mode, answer)
 
     def _hits(
-        self, base: KnowledgeBase, query: str, limit: int, as_of: str | None, mode: str | None, answer: int | None
+        self, base: KnowledgeBase, store: BaseIndex, query: str, limit: int, as_of: str | None, mode: str | None,
+        answer: int | None,
     ) -> tuple[str, list[Hit]]:
-        store = self.index.store(base)
         depth = max(limit, CANDIDATES)
         vector_ids: list[int] = []
         used = "keywords"
         keywords = None if mode == "vectors" else _keywords_pool.submit(store.keyword_ids, query, depth, self.index.exact)
         if mode != "keywords":
-            vector = self._query_vector(base, query)
+            vector = self._query_vector(base, store, query)
             if vector is not None:
                 vector_ids = store.vector_ids(vector, depth, exact=self.index.exact)
                 used = "hybrid"
@@ -157,13 +158,12 @@ class Search:
                 fused = [(cid, score) for cid, score in fused if cid in kinds][:answer]
         rows = store.rows([cid for cid, _ in fused])
         hits = [Hit.of(rows[cid], score, k_rank.get(cid), v_rank.get(cid)) for cid, score in fused if cid in rows]
-        hits = self._rerank(base, hits, as_of)
+        hits = self._rerank(base, hits, as_of, query)
         return used, hits[:limit]
 
-    def _query_vector(self, base: KnowledgeBase, query: str) -> np.ndarray | None:
+    def _query_vector(self, base: KnowledgeBase, store: BaseIndex, query: str) -> np.ndarray | None:
         if base.spec.embedding is None:
             return None
-        store = self.index.store(base)
         if not store.dimensions:
             return None  # no vectors yet (never synced with this embedding)
         try:
@@ -191,13 +191,13 @@ class Search:
                 self._vectors.popitem(last=False)
         return vector
 
-    def _rerank(self, base: KnowledgeBase, hits: list[Hit], as_of: str | None) -> list[Hit]:
+    def _rerank(self, base: KnowledgeBase, hits: list[Hit], as_of: str | None, query: str) -> list[Hit]:
         """Each hook reorders/filters its kind's hits inside the slots that kind holds."""
         for kind, hook in self.rerankers.items():
             mine = [h for h in hits if h.kind == kind]
             if not mine and as_of is None:  # with as_of, the hook still checks it: no hits is no excuse
                 continue
-            ranked = iter(hook(base, mine, as_of))
+            ranked = iter(hook(base, mine, as_of, query))
             merged: list[Hit] = []
             for h in hits:
                 if h.kind != kind:

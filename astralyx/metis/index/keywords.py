@@ -125,21 +125,25 @@ class KeywordSidecar:
         return self._index is not None and self.generation is not None and self._building is None
 
     # -- answering ----------------------------------------------------------------------------
-    def search(self, words: list[str], limit: int, generation: int) -> list[int] | None:
+    def search(self, words: list[str], limit: int, generation: int, oldest: int | None = None) -> list[int] | None:
         """Chunk ids by BM25 for any of `words`, or None when the sidecar is not in step (or the
-        base is small enough for FTS5)."""
+        base is small enough for FTS5). `oldest`: a generation from which it may answer too (writes up to
+        `generation` are being handed to it)."""
         if self.use_from is None:
             return None
-        found = self._answer(words, limit, generation)
-        if found is None and not (self.ready and self.generation == generation):
+        oldest = generation if oldest is None else oldest
+        found = self._answer(words, limit, oldest, generation)
+        current = self.generation
+        if found is None and not (self.ready and current is not None and oldest <= current <= generation):
             self.ensure(generation)
-            found = self._answer(words, limit, generation)
+            found = self._answer(words, limit, generation, generation)
         return found
 
-    def _answer(self, words: list[str], limit: int, generation: int) -> list[int] | None:
+    def _answer(self, words: list[str], limit: int, oldest: int, generation: int) -> list[int] | None:
         import tantivy
 
-        if not self.ready or self.generation != generation:
+        current = self.generation
+        if not self.ready or current is None or not oldest <= current <= generation:
             return None
         index, view = self._index, self._view
         if index is None or view is None or self.use_from is None or view.passages <= self.use_from:
@@ -297,7 +301,7 @@ class KeywordSidecar:
         try:
             generation, chunks = self.snapshot()
             shutil.rmtree(fresh, ignore_errors=True)
-            fresh.mkdir(parents=True)
+            fresh.mkdir()  # not its parents: a folder removed meanwhile (its base deleted) is not made again
             index = _open(fresh)
             self._commit(index, dict(chunks), generation)
             with self._lock:
@@ -325,7 +329,8 @@ class KeywordSidecar:
                 self.generation = generation if generation >= 0 else None
                 self._building = None
         except Exception:
-            log.exception("rebuilding the keyword sidecar %s failed; searches use FTS5", self.path)
+            if not self._closed:  # else its index was closed meanwhile (the base deleted, or reindexed)
+                log.exception("rebuilding the keyword sidecar %s failed; searches use FTS5", self.path)
             shutil.rmtree(fresh, ignore_errors=True)
             with self._lock:
                 self._building = None

@@ -12,23 +12,26 @@ the sidecar after its commit. When the sidecar is not in step, the exact vec0 sc
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
+import logging
 import re
 import shutil
 import threading
 import unicodedata
 import uuid
-from collections.abc import Callable, Iterable
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, Protocol, TypeVar, cast
 
 if TYPE_CHECKING:  # numpy is imported where vectors are read or written (listing bases does not load it)
     import numpy as np
 
 from ...engines.sqlite import Database, sqlite3
+from ...errors import Unavailable
 from ...migrations import migrate
 from ...migrations.index import STEPS
 from ...util import iso
@@ -36,7 +39,75 @@ from ..chunking import Chunk
 from .keywords import KeywordSidecar, Text
 from .vectors import VectorSidecar
 
+log = logging.getLogger("astralyx.metis")
+
 _WORD = re.compile(r"\w+", re.UNICODE)
+CLOSE_WAIT = 60.0  # seconds a store's closing waits for its users (a search, a batch of a sync) to end
+
+
+class IndexClosed(Unavailable):
+    """A store used after it was closed: its base was deleted, or its index dropped to be rebuilt."""
+
+    status, code = 503, "INDEX_CLOSED"
+
+
+class Users:
+    """Who uses a base's store now. Closing it (a reindex, the base deleted, the server stopping) waits until
+    no one does, then refuses every new use: a connection is never closed under a statement (SQLite's
+    extension crashed the process), nor used once closed, nor a file removed under a reader."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._count = 0
+        self.closed = False
+
+    def enter(self) -> None:
+        with self._cond:
+            if self.closed:
+                raise IndexClosed("The base's index was closed meanwhile (the base deleted, or its index rebuilt): "
+                                  "try again")
+            self._count += 1
+
+    def leave(self) -> None:
+        with self._cond:
+            self._count -= 1
+            if not self._count:
+                self._cond.notify_all()
+
+    @contextmanager
+    def use(self) -> Iterator[None]:
+        self.enter()
+        try:
+            yield
+        finally:
+            self.leave()
+
+    def close(self, timeout: float = CLOSE_WAIT) -> bool:
+        """Refuse new uses once the current ones end; False if they did not end within `timeout` (the
+        store's resources are then left to the garbage collector rather than closed under a user)."""
+        with self._cond:
+            ended = self._cond.wait_for(lambda: not self._count, timeout)
+            self.closed = True
+            return ended
+
+
+class _Used(Protocol):
+    users: Users
+
+
+_S = TypeVar("_S", bound=_Used)
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def used(method: Callable[Concatenate[_S, _P], _R]) -> Callable[Concatenate[_S, _P], _R]:
+    """A store's method that reads or writes it: counted among its users (IndexClosed once it is closed)."""
+
+    def wrapper(self: _S, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with self.users.use():
+            return method(self, *args, **kwargs)
+
+    return cast("Callable[Concatenate[_S, _P], _R]", functools.wraps(method)(wrapper))
 
 # Kinds whose identical passages are indexed once. Not memory: each fact is a dated statement of its own
 # (a fact said again after another one is a second fact, and its status is what the reranker reads).
@@ -175,13 +246,16 @@ class BaseIndex:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.db = Database(path, extensions=True)
+        self.users = Users()
+        self.db = Database(path, extensions=True)  # in the base's folder (never made here: a deleted base's stays gone)
         migrate(self.db, STEPS)
         with self.db.transaction() as conn:  # who this index.db is: a copy of another one is told apart
             conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('index_id', ?)", (uuid.uuid4().hex,))
             conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('vectors_generation', '0')")
             conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('keywords_generation', '0')")
+        self._file = _file_id(path)
+        self._handed: set[tuple[str, int]] = set()  # (sidecar, generation) written, not yet handed to it (_changed)
+        self._handing = threading.Lock()
         self._vectors: VectorSidecar | None = None
         self._vectors_guard = threading.Lock()
         self.keywords = KeywordSidecar(
@@ -190,10 +264,20 @@ class BaseIndex:
         )
 
     def close(self) -> None:
+        """Once no one uses it (see Users): the sidecars saved and closed, the connections closed."""
+        ended = self.users.close()
         if self._vectors is not None:
             self._vectors.close()
         self.keywords.close()
-        self.db.close()
+        if ended:
+            self.db.close()
+        else:
+            log.warning("the index %s was still in use after %.0f s: its connections are left open", self.path, CLOSE_WAIT)
+
+    def current(self) -> bool:
+        """Is index.db still the file this opened (not removed, nor another in its place: the base deleted and
+        one of the same name made since)?"""
+        return _file_id(self.path) == self._file
 
     def drop(self) -> None:
         """Remove index.db and the sidecars derived from it (closed first)."""
@@ -209,6 +293,7 @@ class BaseIndex:
     def keywords_generation(self) -> int:
         return int(self.meta("keywords_generation") or 0)
 
+    @used
     def _keyword_snapshot(self) -> tuple[int, list[tuple[int, Text]]]:
         conn = self.db.conn
         conn.execute("BEGIN")
@@ -234,14 +319,29 @@ class BaseIndex:
         them, to call once the transaction has committed."""
         generation = self._bump(conn, "vectors_generation") if changes else 0
         words_generation = self._bump(conn, "keywords_generation") if texts else 0
+        marks = [m for m in (("vectors", generation), ("keywords", words_generation)) if m[1]]
+        with self._handing:
+            self._handed.update(marks)
 
         def publish() -> None:
-            if changes:
-                self._vectors_changed(generation, changes)
-            if texts:
-                self.keywords.apply(words_generation, texts)
+            try:
+                if changes:
+                    self._vectors_changed(generation, changes)
+                if texts:
+                    self.keywords.apply(words_generation, texts)
+            finally:
+                with self._handing:
+                    self._handed.difference_update(marks)
 
         return publish
+
+    def _oldest(self, sidecar: str, generation: int) -> int:
+        """The oldest generation a sidecar may answer a search for: the one before the writes whose change
+        is being handed to it (committed, or committing), else `generation`. A search that comes in between
+        is answered as of just before them, instead of taking the sidecar for stale (a rebuild)."""
+        with self._handing:
+            handed = [g for name, g in self._handed if name == sidecar]
+        return min(generation, min(handed) - 1) if handed else generation
 
     # -- the vector sidecar -------------------------------------------------------------------
     @property
@@ -274,9 +374,11 @@ class BaseIndex:
                 )
             return self._vectors
 
+    @used
     def _vector_count(self) -> int:
         return int(self.db.scalar("SELECT count(*) FROM chunks_vec"))
 
+    @used
     def _vector_snapshot(self) -> tuple[int, np.ndarray, np.ndarray]:
         """Every vector with the generation it belongs to, read in one transaction."""
         import numpy as np
@@ -299,10 +401,12 @@ class BaseIndex:
             sidecar.apply(generation, changes)
 
     # -- meta ---------------------------------------------------------------------------------
+    @used
     def meta(self, key: str) -> str | None:
         row = self.db.one("SELECT value FROM meta WHERE key=?", (key,))
         return row["value"] if row else None
 
+    @used
     def set_meta(self, key: str, value: str | None) -> None:
         if value is None:
             self.db.execute("DELETE FROM meta WHERE key=?", (key,))
@@ -319,6 +423,7 @@ class BaseIndex:
         """Which embedding made the vectors (deployment, model, dimensions), or None."""
         return self.meta("embedding")
 
+    @used
     def set_embedding(self, identity: str | None, dimensions: int | None) -> None:
         """Start over with another embedding: old vectors go, every document is to be embedded again."""
         with self.db.transaction() as conn:
@@ -343,10 +448,12 @@ class BaseIndex:
                 file.unlink(missing_ok=True)
 
     # -- documents ----------------------------------------------------------------------------
+    @used
     def document(self, key: str) -> StoredDocument | None:
         row = self.db.one("SELECT * FROM documents WHERE key=?", (key,))
         return _doc(row) if row else None
 
+    @used
     def documents(self, origin: str | None = None) -> list[StoredDocument]:
         if origin is None:
             rows = self.db.query("SELECT * FROM documents ORDER BY label")
@@ -354,18 +461,22 @@ class BaseIndex:
             rows = self.db.query("SELECT * FROM documents WHERE origin=? ORDER BY label", (origin,))
         return [_doc(r) for r in rows]
 
+    @used
     def hashes(self) -> dict[str, str]:
         return {r["key"]: r["hash"] for r in self.db.query("SELECT key, hash FROM documents")}
 
+    @used
     def _answered_count(self) -> int:
         """Chunks that are searched (copies of a passage are not)."""
         return int(self.db.scalar("SELECT count(*) FROM chunks WHERE copy_of IS NULL"))
 
+    @used
     def count(self) -> tuple[int, int]:
         docs = int(self.db.scalar("SELECT count(*) FROM documents"))
         chunks = int(self.db.scalar("SELECT count(*) FROM chunks"))
         return docs, chunks
 
+    @used
     def write(self, entries: Iterable[Entry]) -> None:
         """Replace the documents' chunks, all in one transaction. A passage the base holds already (the same
         fingerprint) is kept as a copy of it: not searched, counted in the first one's `also_in`."""
@@ -413,6 +524,7 @@ class BaseIndex:
             publish = self._changed(conn, changes, texts)
         publish()
 
+    @used
     def to_embed(self, entries: list[Entry], embedded: set[str]) -> list[list[bool]]:
         """Which chunks of these entries (about to be written, in order) need a vector. Not a passage the
         base holds with its vector in a document these entries do not replace (written as its copy; the
@@ -434,6 +546,7 @@ class BaseIndex:
             out.append(flags)
         return out
 
+    @used
     def unbacked(self, entries: list[Entry]) -> list[tuple[int, int]]:
         """(entry, chunk) positions of rows to_embed left NaN whose passage has, by now, no copy with a vector
         to lend them (one earlier in these entries, or one the base holds in a document they do not replace).
@@ -468,6 +581,7 @@ class BaseIndex:
         )
         return any(r[0] not in replaced for r in keys)
 
+    @used
     def remove(self, keys: Iterable[str]) -> int:
         removed = 0
         changes: dict[int, np.ndarray | None] = {}
@@ -536,11 +650,13 @@ class BaseIndex:
             changes[first] = vector
 
     # -- search -------------------------------------------------------------------------------
+    @used
     def keyword_ids(self, query: str, limit: int, exact: bool = False) -> list[int]:
         """Chunk ids by BM25, best first: the tantivy sidecar when it is in step with this
         index.db, else (or when `exact`) FTS5, which scores every passage with any of the words."""
         if not exact:
-            found = self.keywords.search(query_words(query), limit, self.keywords_generation)
+            generation = self.keywords_generation
+            found = self.keywords.search(query_words(query), limit, generation, self._oldest("keywords", generation))
             if found is not None:
                 return found
         match = fts_query(query)
@@ -552,6 +668,7 @@ class BaseIndex:
         )
         return [r[0] for r in rows]
 
+    @used
     def vector_ids(self, vector: np.ndarray, limit: int, exact: bool = False) -> list[int]:
         """Chunk ids by cosine distance, nearest first: the HNSW sidecar when it is in step with
         this index.db, else (or when `exact`) the vec0 scan of every vector."""
@@ -561,7 +678,8 @@ class BaseIndex:
             return []
         if not exact:
             sidecar = self.vectors_sidecar()
-            found = sidecar.search(vector, limit, self.generation) if sidecar is not None else None
+            generation = self.generation
+            found = None if sidecar is None else sidecar.search(vector, limit, generation, self._oldest("vectors", generation))
             if found is not None:
                 return found
         rows = self.db.query(
@@ -570,6 +688,7 @@ class BaseIndex:
         )
         return [r[0] for r in rows]
 
+    @used
     def kinds(self, chunk_ids: list[int]) -> dict[int, str]:
         """The document kind of each chunk (that still exists): what re-ranking hooks go by."""
         if not chunk_ids:
@@ -581,6 +700,7 @@ class BaseIndex:
         )
         return {r[0]: r[1] for r in found}
 
+    @used
     def rows(self, chunk_ids: list[int]) -> dict[int, Row]:
         if not chunk_ids:
             return {}
@@ -599,6 +719,14 @@ class BaseIndex:
             )
             for r in found
         }
+
+
+def _file_id(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
 
 
 def _doc(row: sqlite3.Row) -> StoredDocument:

@@ -38,6 +38,7 @@ EXPANSION_SEARCH = 128  # ef at search time, at least (recall@10 0.990 on e5 vec
 EXPANSION_PER_CANDIDATE = 8
 EXHAUSTIVE_UP_TO = 10_000  # vectors up to which the sidecar compares them all (exact, ~1 ms), HNSW above
 SYNC_BUILD = 256  # vectors up to which a (re)build is done in the caller's thread
+HANDED_WAIT = 1.0  # seconds a search waits for a write being handed to the sidecar, at most
 SAVE_DELAY = 2.0  # seconds without a change before the sidecar is written to disk, at least
 # ... and at least this many times the last save's duration. A save writes the whole graph (0.3 s at 100k
 # vectors, seconds at 1M) holding it and Python's GIL meanwhile: the whole process stands still
@@ -77,22 +78,28 @@ class VectorSidecar:
         self.answered = 0  # searches this sidecar answered
 
     # -- answering ----------------------------------------------------------------------------
-    def search(self, vector: np.ndarray, limit: int, generation: int) -> list[int] | None:
+    def search(self, vector: np.ndarray, limit: int, generation: int, oldest: int | None = None) -> list[int] | None:
         """Nearest chunk ids, or None when the sidecar cannot answer for this generation (the
-        caller scans exactly; a rebuild is started if none is under way)."""
-        found = self._answer(vector, limit, generation)
+        caller scans exactly; a rebuild is started if none is under way). `oldest`: a generation from which
+        it may answer too (writes up to `generation` are being handed to it: it is in step, or about to be)."""
+        oldest = generation if oldest is None else oldest
+        found = self._answer(vector, limit, oldest, generation)
+        if found is None and oldest < generation:  # a write being handed to it: a few ms, not a rebuild
+            found = self._answer(vector, limit, oldest, generation, wait=HANDED_WAIT)
         if found is None:
             self.ensure(generation)  # a small base is rebuilt at once and answers now
-            found = self._answer(vector, limit, generation)
+            found = self._answer(vector, limit, generation, generation)
         return found
 
-    def _answer(self, vector: np.ndarray, limit: int, generation: int) -> list[int] | None:
+    def _answer(self, vector: np.ndarray, limit: int, oldest: int, generation: int, wait: float = 0.0) -> list[int] | None:
         import numpy as np
 
-        if not self._lock.acquire(blocking=False):
-            return None  # being changed or saved: never make a search wait for it
+        acquired = self._lock.acquire(timeout=wait) if wait else self._lock.acquire(blocking=False)
+        if not acquired:
+            return None  # being changed or saved: never make a search wait for it (but for a write's few ms)
         try:
-            if self._index is None or self.generation != generation or self._building is not None:
+            if (self._index is None or self.generation is None or not oldest <= self.generation <= generation
+                    or self._building is not None):
                 return None
             if len(self._index) == 0:
                 return []
@@ -237,7 +244,8 @@ class VectorSidecar:
                 self._building = None
                 self._schedule_save()
         except Exception:
-            log.exception("rebuilding the vector sidecar %s failed; searches scan exactly", self.path)
+            if not self._closed:  # else its index was closed meanwhile (the base deleted, or reindexed)
+                log.exception("rebuilding the vector sidecar %s failed; searches scan exactly", self.path)
             with self._lock:
                 self._building = None
                 self._index, self.generation = None, None
