@@ -14,15 +14,21 @@ With a `JobStore` (the core gives one over the records database), a job's status
 `sync_jobs`, published every HEARTBEAT seconds while it runs: every process and replica sharing
 the database sees it (GET …/sync answers the same on each), a sync asked of another replica joins
 the one running instead of starting a second, and deleting the base on any replica stops it. A job
-whose row has not moved for STALE seconds (by the database's clock, one for every replica) is taken as
-stopped (its process or replica went away).
+whose row has not moved for STALE seconds (by the database's clock, one for every replica), or whose
+process has ended on this machine (the row names it: host, pid, start time), is taken as stopped: it is
+shown so, and the next start takes its place.
+
+A job stops at its next step once asked (`cancel`): its methods above check, and so does `checkpoint()`,
+which long steps of its thread call as they go (the walk of a source folder).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
+import socket
 import sys
 import threading
 import time
@@ -30,6 +36,7 @@ import uuid
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ..engines import Database
@@ -45,10 +52,22 @@ ACTIVE = ("queued", "running")
 NICE = 5
 HEARTBEAT = 1.0  # seconds between two publications of a running job's status (with a JobStore)
 STALE = 30.0  # a job whose status has not moved for this long: its process or replica stopped
+SLOT_WAIT = 0.2  # seconds a queued job waits for the indexing slot before it looks whether it was stopped
 
 
 class Cancelled(AstralyxError):
     status, code = 503, "SYNC_CANCELLED"
+
+
+_running = threading.local()  # the job this thread runs (set in a job's own thread)
+
+
+def checkpoint() -> None:
+    """Raise Cancelled when the job this thread runs was stopped (a long step, like walking a source
+    folder, calls it as it goes, so a delete or a stop ends the job at once); elsewhere nothing."""
+    job: SyncJob | None = getattr(_running, "job", None)
+    if job is not None:
+        job._check()
 
 
 @dataclass
@@ -220,6 +239,10 @@ class SyncJobs:
         threading.Thread(target=self._run, args=(job, work), name=f"sync:{workspace}/{base}", daemon=True).start()
         return job, True
 
+    def abandoned(self, workspace: str, base: str) -> str | None:
+        """The kind of the base's job (sync or reindex) when the process running it went away before it ended."""
+        return self.store.abandoned(workspace, base) if self.store is not None else None
+
     @staticmethod
     def join(job: SyncJob, timeout: float | None = None) -> bool:
         """Wait for the job to end; True when it has."""
@@ -227,14 +250,20 @@ class SyncJobs:
 
     def _run(self, job: SyncJob, work: Work) -> None:
         _lower_priority(self.nice)
+        _running.job = job
         if self.store is not None:
             threading.Thread(target=self._beat, args=(job, self.store), name=f"{job.id}:status", daemon=True).start()
         try:
-            with self._slots:
+            while not self._slots.acquire(timeout=SLOT_WAIT):  # queued: a stop ends it without waiting its turn
+                if job.cancel.is_set():
+                    raise Cancelled("The sync was stopped before it started")
+            try:
                 if job.cancel.is_set():
                     raise Cancelled("The sync was stopped before it started")
                 job.state, job.phase, job.started_at = "running", "reading", iso()
                 report = work(job)
+            finally:
+                self._slots.release()
             job.report, job.state = report, "finished"
         except AstralyxError as e:
             job.exception, job.error, job.state = e, {"code": e.code, "message": e.message}, "failed"
@@ -244,6 +273,7 @@ class SyncJobs:
                                     code="SYNC_FAILED")
             job.exception, job.error, job.state = failure, {"code": failure.code, "message": failure.message}, "failed"
         finally:
+            _running.job = None
             job.phase, job.finished_at = "done", iso()
             if self.store is not None:  # before anyone waiting here hears of it: the row says the end first
                 self.store.publish(job)
@@ -265,7 +295,7 @@ class SyncJobs:
             local.done.wait(wait)
         if self.store is not None:
             remote = self.get(workspace, base)
-            if remote is not None and remote.active:
+            if remote is not None and remote is not local and remote.active:
                 self.store.ask_to_stop(workspace, base)
                 remote.done.wait(wait)
             self.store.forget(workspace, base)
@@ -293,20 +323,30 @@ class JobStore:
         self._select = f"SELECT *, {self._now} - heartbeat AS silent FROM sync_jobs WHERE workspace=? AND base=?"
 
     def claim(self, job: SyncJob) -> Any | None:
-        """Record `job` as the base's job; or, when another process's job is active (and not stale), its row."""
+        """Record `job` as the base's job (this process's); or, when another process's job is active, its row.
+        A job whose process is gone (stale, or dead on this machine) is not active: `job` takes its place."""
+        host, pid, process = this_process()
         with self.db.transaction() as conn:  # one writer at a time: two replicas never both claim
             row = conn.execute(self._select, (job.workspace, job.base)).fetchone()
-            if row is not None and row["state"] in ACTIVE and not _stale(row):
+            if row is not None and _alive(row):
                 return row
             previous = None if row is None else json.dumps(_shown(row))  # for those who followed it
             conn.execute(
-                "INSERT INTO sync_jobs(workspace, base, id, state, status, stop_asked, heartbeat, previous) "
-                f"VALUES (?,?,?,?,?,0,{self._now},?) ON CONFLICT (workspace, base) DO UPDATE SET id=excluded.id, "
-                "state=excluded.state, status=excluded.status, stop_asked=0, heartbeat=excluded.heartbeat, "
-                "previous=excluded.previous",
-                (job.workspace, job.base, job.id, job.state, json.dumps(job.to_dict()), previous),
+                "INSERT INTO sync_jobs(workspace, base, id, state, status, stop_asked, heartbeat, previous, host, pid, "
+                f"process) VALUES (?,?,?,?,?,0,{self._now},?,?,?,?) ON CONFLICT (workspace, base) DO UPDATE SET "
+                "id=excluded.id, state=excluded.state, status=excluded.status, stop_asked=0, heartbeat=excluded.heartbeat, "
+                "previous=excluded.previous, host=excluded.host, pid=excluded.pid, process=excluded.process",
+                (job.workspace, job.base, job.id, job.state, json.dumps(job.to_dict()), previous, host, pid, process),
             )
         return None
+
+    def abandoned(self, workspace: str, base: str) -> str | None:
+        """The kind of the base's job (sync or reindex) when its process went away before it ended."""
+        row = self.read(workspace, base)
+        if row is None or row["state"] not in ACTIVE or _alive(row):
+            return None
+        kind: str = json.loads(row["status"]).get("kind", "sync")
+        return kind
 
     def publish(self, job: SyncJob) -> bool:
         """The job's status now; True when another process asked it to stop. Never raises: a sync
@@ -340,15 +380,73 @@ def _stale(row: Any) -> bool:
     return float(row["silent"]) > STALE
 
 
+def _alive(row: Any) -> bool:
+    """Is the row's job running or queued in a process still there?"""
+    return row["state"] in ACTIVE and not _stale(row) and not _gone(row)
+
+
 def _shown(row: Any) -> dict[str, Any]:
-    """The status a job's row shows: as published, or, for an active job gone silent, stopped."""
+    """The status a job's row shows: as published, or, for an active job whose process is gone, stopped."""
     status: dict[str, Any] = json.loads(row["status"])
-    if row["state"] in ACTIVE and _stale(row):
+    if row["state"] in ACTIVE and not _alive(row):
+        why = (f"the process running it (pid {row['pid']} on {row['host']}) has ended" if _gone(row)
+               else f"the process running it stopped giving news ({STALE:.0f} s)")
         status = {**status, "state": "failed", "phase": "done", "error": {
             "code": "SYNC_CANCELLED",
-            "message": f"The process running this sync stopped giving news ({STALE:.0f} s): start the sync again",
+            "message": f"The sync was stopped: {why}. Start it again (a server's start-up sync takes it over)",
         }}
     return status
+
+
+# -- which process runs a job ----------------------------------------------------------------------
+# A job's row names its process: host name, pid, and "<boot id>/<pid namespace>/<start time>". Another
+# process on the same machine (same host, kernel boot and pid namespace) tells at once whether it still
+# runs; elsewhere only the heartbeat tells (STALE).
+
+
+def this_process() -> tuple[str, int, str]:
+    """(host, pid, process) of the running process, as a job's row records them."""
+    pid = os.getpid()
+    return socket.gethostname(), pid, f"{_machine()}/{_started(pid) or ''}"
+
+
+@functools.cache
+def _machine() -> str:
+    """This kernel's boot and pid namespace ("" where /proc does not say: the host name alone then)."""
+    try:
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+        return f"{boot}/{os.readlink('/proc/self/ns/pid')}"
+    except OSError:
+        return ""
+
+
+def _started(pid: int) -> str | None:
+    """When the process `pid` started (clock ticks since boot; "" where /proc does not say), or None when
+    it is a zombie: it has ended."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return ""
+    fields = stat[stat.rfind(")") + 2:].split()  # after the command's name, which may hold spaces
+    return None if fields[0] in ("Z", "X") else fields[19]
+
+
+def _gone(row: Any) -> bool:
+    """Has the row's process ended? Known only on its own machine: elsewhere False (its heartbeat tells)."""
+    host, pid, process = row["host"], row["pid"], row["process"]
+    if not host or pid is None or process is None:  # a row from before processes were recorded
+        return False
+    machine, _, started = str(process).rpartition("/")
+    if host != socket.gethostname() or machine != _machine():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # there is one, another user's
+        pass
+    now = _started(int(pid))
+    return now is None or bool(now and started and now != started)  # ended, or its pid is another process's now
 
 
 class RemoteJob(SyncJob):

@@ -21,12 +21,14 @@ followed (a link could lead out of the folder).
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 from collections.abc import Iterable
-from fnmatch import fnmatchcase
-from functools import lru_cache
+from dataclasses import dataclass
 from pathlib import Path
+
+from .jobs import checkpoint
 
 MAX_PATTERNS = 100
 MAX_PATTERN = 500
@@ -65,7 +67,11 @@ def check_patterns(patterns: list[str] | None, field: str) -> list[str] | None:
 
 
 class Pattern:
-    """One glob on a relative path (see the module's docstring)."""
+    """One glob on a relative path (see the module's docstring), compiled once.
+
+    Matching runs the glob as a small automaton over the path's names: its state is the set of
+    segments matched so far (`**` collapsed: `**/**` is `**`), one step per name, so the time is linear
+    in the path (times the pattern's segments), never the backtracking a nested `**` search could take."""
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -73,27 +79,63 @@ class Pattern:
         self.folders_only = body.endswith("/")
         anchored = body.startswith("/") or "/" in body.strip("/")
         segments = tuple(s for s in body.strip("/").split("/") if s)
-        self.segments = segments if anchored else ("**", *segments)
+        steps: list[str] = []
+        for segment in segments if anchored else ("**", *segments):
+            if not (segment == "**" and steps and steps[-1] == "**"):
+                steps.append(segment)
+        # each segment: None for `**` (any number of names), else the name's test (fnmatchcase's own)
+        self._steps = tuple(None if s == "**" else re.compile(fnmatch.translate(s)).match for s in steps)
+        self.start = self._closure({0})
         # the names it spells out (no wildcard): what a default exclude gives way to
         self.literals = frozenset(s.casefold() for s in segments if not any(c in s for c in "*?["))
 
+    def _closure(self, states: set[int]) -> frozenset[int]:
+        """With each `**`, the state past it too (it may match no name)."""
+        out = set(states)
+        for state in sorted(states):
+            while state < len(self._steps) and self._steps[state] is None:
+                state += 1
+                out.add(state)
+        return frozenset(out)
+
+    def step(self, states: frozenset[int], name: str) -> frozenset[int]:
+        """The states after one more name of the path."""
+        if not states:
+            return states
+        after = set()
+        for state in states:
+            if state < len(self._steps):
+                test = self._steps[state]
+                if test is None:
+                    after.add(state)  # `**` takes the name and may take more
+                elif test(name):
+                    after.add(state + 1)
+        return self._closure(after)
+
+    def accepts(self, states: frozenset[int], folder: bool) -> bool:
+        """Does the path read so far match (a folder, or a file: `name/` matches folders only)?"""
+        return len(self._steps) in states and (folder or not self.folders_only)
+
     def matches(self, parts: tuple[str, ...], folder: bool) -> bool:
         """Does it match this path, or a folder the path is in?"""
-        for end in range(1, len(parts) + 1):
-            is_folder = folder or end < len(parts)
-            if (is_folder or not self.folders_only) and _match(self.segments, parts[:end]):
+        states = self.start
+        for end, name in enumerate(parts, start=1):
+            states = self.step(states, name)
+            if not states:
+                return False
+            if self.accepts(states, folder or end < len(parts)):
                 return True
         return False
 
 
-@lru_cache(maxsize=4096)
-def _match(pattern: tuple[str, ...], parts: tuple[str, ...]) -> bool:
-    if not pattern:
-        return not parts
-    head, rest = pattern[0], pattern[1:]
-    if head == "**":
-        return any(_match(rest, parts[i:]) for i in range(len(parts) + 1))
-    return bool(parts) and fnmatchcase(parts[0], head) and _match(rest, parts[1:])
+@dataclass(frozen=True)
+class Place:
+    """Where a walk is, for a rule: each pattern's states on the path so far, and what they decided."""
+
+    exclude: tuple[frozenset[int], ...]
+    include: tuple[frozenset[int], ...]
+    excluded: bool  # an exclude matched the path or a folder it is in
+    included: bool  # no include, or one matched the path or a folder it is in
 
 
 class Rule:
@@ -103,6 +145,8 @@ class Rule:
         self.include = [Pattern(p) for p in include or ()]
         self.exclude = [Pattern(p) for p in exclude or ()]
         self.named = frozenset().union(*(p.literals for p in self.include))
+        self.root = Place(tuple(p.start for p in self.exclude), tuple(p.start for p in self.include),
+                          excluded=False, included=not self.include)
 
     def _default_out(self, name: str, folder: bool) -> bool:
         low = name.casefold()
@@ -114,42 +158,77 @@ class Rule:
             return True
         return low in JUNK_FOLDERS if folder else bool(_JUNK_FILE.match(name))
 
-    def enters(self, parts: tuple[str, ...]) -> bool:
-        """May anything under this folder be indexed? (Folders left out are not walked into.)"""
-        if self._default_out(parts[-1], True):
+    def step(self, place: Place, name: str, folder: bool) -> Place:
+        """The place one name further down (a folder, or a file: a pattern ending in / takes folders only)."""
+        exclude = tuple(p.step(s, name) for p, s in zip(self.exclude, place.exclude, strict=True))
+        include = tuple(p.step(s, name) for p, s in zip(self.include, place.include, strict=True))
+        return Place(
+            exclude, include,
+            excluded=place.excluded or any(p.accepts(s, folder) for p, s in zip(self.exclude, exclude, strict=True)),
+            included=place.included or any(p.accepts(s, folder) for p, s in zip(self.include, include, strict=True)),
+        )
+
+    def enter(self, place: Place, name: str) -> Place | None:
+        """The folder `name` in `place`, or None when nothing under it may be indexed (it is not walked into)."""
+        if self._default_out(name, True):
+            return None
+        inside = self.step(place, name, True)
+        return None if inside.excluded else inside
+
+    def keeps_file(self, place: Place, name: str) -> bool:
+        """Is the file `name` in `place` (a folder entered) indexed, whatever its type?"""
+        if self._default_out(name, False):
             return False
-        return not any(p.matches(parts, True) for p in self.exclude)
+        at = self.step(place, name, False)
+        return at.included and not at.excluded
+
+    def _at(self, folders: tuple[str, ...]) -> Place:
+        place = self.root
+        for name in folders:
+            place = self.step(place, name, True)
+        return place
+
+    def enters(self, parts: tuple[str, ...]) -> bool:
+        """May anything under this folder be indexed? (Its folders were entered.)"""
+        return self.enter(self._at(parts[:-1]), parts[-1]) is not None
 
     def keeps(self, parts: tuple[str, ...]) -> bool:
         """Is this file (its path's parts; its folders were entered) indexed, whatever its type?"""
-        if self._default_out(parts[-1], False):
-            return False
-        if self.include and not any(p.matches(parts, False) for p in self.include):
-            return False
-        return not any(p.matches(parts, False) for p in self.exclude)
+        return self.keeps_file(self._at(parts[:-1]), parts[-1])
 
 
 def walk(root: Path, rule: Rule | None = None) -> list[Path]:
     """Files under root in path order, links never followed. Without a rule (the base's own files/,
     notes/, saved/): all but hidden names; with one, only the files it keeps (folders it leaves out
-    are not walked into)."""
+    are not walked into). Run by a sync job, it stops at once when the job is stopped (checkpoint():
+    between two folders and two files)."""
     if not root.is_dir():
         return []
     found: list[tuple[tuple[str, ...], Path]] = []
+    places: dict[str, Place] = {str(root): rule.root} if rule else {}
     for folder, dirs, files in os.walk(root, followlinks=False):
+        checkpoint()
         here = Path(folder)
         base = here.relative_to(root).parts
-        dirs[:] = [
-            d for d in dirs
-            if (rule.enters((*base, d)) if rule else not d.startswith(".")) and not (here / d).is_symlink()
-        ]
-        for name in files:
-            parts, file = (*base, name), here / name
-            if not (rule.keeps(parts) if rule else not name.startswith(".")):
+        place = places.pop(folder) if rule else None  # set when its parent entered it
+        entered = []
+        for d in dirs:
+            if (here / d).is_symlink():
                 continue
+            if rule is None or place is None:
+                if not d.startswith("."):
+                    entered.append(d)
+            elif (inside := rule.enter(place, d)) is not None:
+                places[os.path.join(folder, d)] = inside
+                entered.append(d)
+        dirs[:] = entered
+        for name in files:
+            checkpoint()
+            if not (rule.keeps_file(place, name) if rule and place else not name.startswith(".")):
+                continue
+            file = here / name
             if file.is_symlink() or not file.is_file():
                 continue
-            found.append((parts, file))
+            found.append(((*base, name), file))
     found.sort(key=lambda item: item[0])
     return [file for _, file in found]
-
