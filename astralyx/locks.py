@@ -17,13 +17,11 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 _thread_locks: dict[str, threading.RLock] = {}
 _guard = threading.Lock()
 _held = threading.local()
 _postgres: dict[str, str] = {}  # resolved data directory → PostgreSQL URL whose advisory locks it uses
-_lock_conns = threading.local()
 
 
 def use_postgres(home: Path, url: str | None) -> None:
@@ -43,18 +41,6 @@ def _postgres_name(path: str) -> tuple[str, str] | None:
             if path == root or path.startswith(root + os.sep):
                 return url, "astralyx:folder:" + os.path.relpath(path, root)
     return None
-
-
-def _lock_connection(url: str) -> Any:
-    """This thread's connection for advisory locks (apart from the one running queries)."""
-    import psycopg
-
-    conns: dict[str, Any] = getattr(_lock_conns, "conns", None) or {}
-    _lock_conns.conns = conns
-    conn = conns.get(url)
-    if conn is None or conn.closed or conn.broken:
-        conn = conns[url] = psycopg.connect(url, autocommit=True)
-    return conn
 
 
 @contextmanager
@@ -94,22 +80,35 @@ def job(home: Path, name: str) -> Iterator[bool]:
 
 @contextmanager
 def advisory(url: str, name: str, *, wait: bool) -> Iterator[bool]:
-    """A PostgreSQL session advisory lock named `name`, on this thread's lock connection (True inside when
-    held; `wait=False`: False at once when another session holds it). A process that dies lets it go."""
+    """A PostgreSQL session advisory lock named `name` (True inside when held; `wait=False`: False at once when
+    another session holds it). A process that dies lets it go. Held on a connection of the engine's lock pool,
+    which this thread keeps while it holds any (apart from the statements' pool: a holder never waits on itself)."""
     from .engines import lock_id
+    from .engines.postgres import borrow, busy
 
-    conn = _lock_connection(url)
     lock = lock_id(name)
-    if wait:
-        conn.execute("SELECT pg_advisory_lock(%s)", (lock,))
-        got = True
-    else:
-        got = bool(conn.execute("SELECT pg_try_advisory_lock(%s)", (lock,)).fetchone()[0])
-    try:
-        yield got
-    finally:
-        if got:
-            conn.execute("SELECT pg_advisory_unlock(%s)", (lock,))
+    with borrow(url, "locks") as conn:
+        try:
+            if wait:
+                conn.execute("SELECT pg_advisory_lock(%s)", (lock,))
+                got = True
+            else:
+                row = conn.execute("SELECT pg_try_advisory_lock(%s)", (lock,)).fetchone()
+                got = bool(row and row[0])
+        except Exception as e:
+            translated = busy(e)
+            if translated is None:
+                raise
+            raise translated from e
+        try:
+            yield got
+        finally:
+            if got:
+                try:
+                    conn.execute("SELECT pg_advisory_unlock(%s)", (lock,))
+                except Exception:
+                    if not conn.broken:  # a session that broke let its locks go with it
+                        raise
 
 
 @contextmanager

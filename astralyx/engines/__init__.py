@@ -11,7 +11,10 @@ import hashlib
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
+
+if TYPE_CHECKING:
+    from ..config import Settings
 
 # A row by name or by position: sqlite3.Row under SQLite, engines.postgres.Row under PostgreSQL.
 # Their values are whatever the column holds, hence Any.
@@ -61,17 +64,25 @@ def is_postgres(url: str | None) -> bool:
     return bool(url) and str(url).startswith(("postgresql://", "postgres://"))
 
 
-def open_records(home: Path, url: str | None = None) -> Database:
-    """The instance's records: `<home>/astralyx.db`, or the PostgreSQL database at `url`."""
+def open_records(home: Path, url: str | None = None, settings: Settings | None = None) -> Database:
+    """The instance's records: `<home>/astralyx.db`, or the PostgreSQL database at `url` (its connection pools
+    sized by `settings`; the vector extension created, or start stops naming the fix)."""
     if url and is_postgres(url):
         try:
             from .postgres import Database as PgDatabase
+            from .postgres import PoolSettings, require_vector
         except ImportError as e:  # pragma: no cover - depends on what is installed
             from ..errors import Unavailable
 
-            raise Unavailable(f"PostgreSQL needs psycopg: pip install 'astralyx[postgres]' ({e})") from e
+            raise Unavailable(f"PostgreSQL needs psycopg and psycopg_pool: pip install 'astralyx[postgres]' ({e})") from e
 
-        return PgDatabase(url, name="records")
+        pool = None
+        if settings is not None:
+            pool = PoolSettings(size=max(1, settings.database_pool_size), lock_size=max(1, settings.database_lock_pool_size),
+                                timeout=max(0.1, settings.database_pool_timeout))
+        db = PgDatabase(url, name="records", pool=pool)
+        require_vector(db)
+        return db
     if url:
         from ..errors import BadRequest
 

@@ -32,11 +32,13 @@ def copy_instance(home: Path, to_url: str, progress: Progress | None = None) -> 
     from ..config import Settings
     from ..core import Astralyx
     from .postgres import Database as PgDatabase
+    from .postgres import require_vector
 
     source_path = home / "astralyx.db"
     if not source_path.exists():
         raise NotFound(f"No SQLite instance in {home} (no astralyx.db): nothing to copy")
     target = PgDatabase(to_url)
+    require_vector(target)  # before anything is copied: the indexes need it
     migrate(target, RECORD_STEPS)
     if target.scalar("SELECT count(*) FROM workspaces"):
         raise Conflict(f"{safe_url(to_url)} already holds an instance (it has workspaces): copy into an empty database")

@@ -24,6 +24,7 @@ import shutil
 import tempfile
 import threading
 import uuid
+import weakref
 from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
@@ -33,7 +34,7 @@ import numpy as np
 
 from ..locks import advisory
 from ..metis.index.keywords import KeywordSidecar, Text
-from ..metis.index.store import Entry, Row, StoredDocument, fingerprint, query_words
+from ..metis.index.store import Entry, Row, StoredDocument, Users, fingerprint, query_words, used
 from ..migrations import migrate
 from ..migrations.index import POSTGRES_STEPS
 from ..util import iso
@@ -44,7 +45,7 @@ log = logging.getLogger("astralyx.metis")
 PER_TERM = 400  # candidates per query word
 ALL_WORDS = 1000  # candidates with every word
 EF_SEARCH = 50  # HNSW breadth at query time (search asks for 50 candidates; ≥ 40 gave recall@10 0.985 at 100k)
-_ef_set: set[int] = set()  # connections (by id) whose session has hnsw.ef_search set
+_ef_set: weakref.WeakSet[Any] = weakref.WeakSet()  # connections whose session has hnsw.ef_search set
 CONFIG = "english"  # stemming and stop words, as FTS5's porter tokenizer stems
 KEEP_CHANGES = 2000  # generations of keyword changes kept for other replicas' sidecars to catch up from
 # A sync adding at least this many passages, and more than the base holds, builds the HNSW and GIN indexes
@@ -67,6 +68,9 @@ class PgBaseIndex:
         self.schema = schema_of(workspace, base)
         self.version_table = f"{self.schema}.schema_version"  # the records' schema_version is public's
         self.path = folder / "index.db"  # not a file: its folder is the base's (the service checks it exists)
+        # Who uses it now: dropping the schema (a reindex, the base deleted) waits until no statement of theirs
+        # runs, and refuses them after (store.py's Users; each method below that reads or writes is one use).
+        self.users = Users()
         self.db = Database(url, name=f"index:{self.schema}")
         with self.db.transaction() as conn:  # one replica at a time (IF NOT EXISTS is not safe against itself)
             conn.execute(f"CREATE SCHEMA IF NOT EXISTS {self.schema}")
@@ -88,9 +92,15 @@ class PgBaseIndex:
             self.repairing.start()
 
     def close(self) -> None:
-        """The sidecar closes and its folder goes; connections are the engine's, shared by every base."""
+        """Once no one uses it: the sidecar closes and its folder goes; connections are the engine's, shared by
+        every base."""
+        self.users.close()
         self.keywords.close()
         shutil.rmtree(self._local, ignore_errors=True)
+
+    def current(self) -> bool:
+        """Its schema is named after the base: whatever happened to it, this store reaches the base's (see store.py)."""
+        return True
 
     def drop(self) -> None:
         """Remove this index entirely (the base is deleted or rebuilt from its files)."""
@@ -102,6 +112,7 @@ class PgBaseIndex:
     def keywords_generation(self) -> int:
         return int(self.meta("keywords_generation") or 0)
 
+    @used
     def _keyword_snapshot(self) -> tuple[int, list[tuple[int, Text]]]:
         s = self.schema
         rows = self.db.query(  # one statement: one snapshot of the generation and the passages
@@ -134,6 +145,7 @@ class PgBaseIndex:
         with self._guard:  # one search catches up; the others wait for it (a few ms), then find it done
             self._catch_up_locked(generation)
 
+    @used
     def _catch_up_locked(self, generation: int) -> None:
         have = self.keywords.generation
         if have is None or have >= generation or not self.keywords.ready:
@@ -168,8 +180,9 @@ class PgBaseIndex:
 
         with self._loading(wait=True) if large else nullcontext(True):
             if large:
-                self.db.script(f"DROP INDEX IF EXISTS {self.schema}.chunks_hnsw; "
-                               f"DROP INDEX IF EXISTS {self.schema}.chunks_tsv")
+                with self.users.use():
+                    self.db.script(f"DROP INDEX IF EXISTS {self.schema}.chunks_hnsw; "
+                                   f"DROP INDEX IF EXISTS {self.schema}.chunks_tsv")
             try:
                 yield
             except BaseException:
@@ -185,12 +198,14 @@ class PgBaseIndex:
         lets go at once."""
         return advisory(self.db.url, f"astralyx:load:{self.schema}", wait=wait)
 
+    @used
     def missing_indexes(self) -> set[str]:
         """The search indexes the base should have and has not (a large load under way, or stopped by a crash)."""
         want = {"chunks_tsv", "chunks_hnsw"} if self.dimensions else {"chunks_tsv"}
         rows = self.db.query("SELECT indexname FROM pg_indexes WHERE schemaname = ?", (self.schema,))
         return want - {r[0] for r in rows}
 
+    @used
     def repair(self) -> bool:
         """Build the search indexes a load stopped by a crash left missing; not while a load runs (another
         replica's, which builds them at its end). True if they were built."""
@@ -208,6 +223,7 @@ class PgBaseIndex:
         except Exception:  # the base deleted meanwhile, the server stopping: the next sync tries again
             log.warning("the search indexes of %s are built at its next sync", self.schema, exc_info=True)
 
+    @used
     def _search_indexes(self) -> None:
         s = self.schema
         sql = f"CREATE INDEX IF NOT EXISTS chunks_tsv ON {s}.chunks USING gin(tsv)"
@@ -227,10 +243,12 @@ class PgBaseIndex:
         return graph, graph.with_suffix(".json")
 
     # -- meta ---------------------------------------------------------------------------------
+    @used
     def meta(self, key: str) -> str | None:
         row = self.db.one(f"SELECT value FROM {self.schema}.meta WHERE key=?", (key,))
         return row["value"] if row else None
 
+    @used
     def set_meta(self, key: str, value: str | None, conn: Any = None) -> None:
         target = conn or self.db
         if value is None:
@@ -250,6 +268,7 @@ class PgBaseIndex:
     def embedding(self) -> str | None:
         return self.meta("embedding")
 
+    @used
     def set_embedding(self, identity: str | None, dimensions: int | None) -> None:
         """Start over with another embedding: old vectors go, every document is to be embedded again."""
         s = self.schema
@@ -266,10 +285,12 @@ class PgBaseIndex:
             self.set_meta("dimensions", str(dimensions) if dimensions else None, conn)
 
     # -- documents ----------------------------------------------------------------------------
+    @used
     def document(self, key: str) -> StoredDocument | None:
         row = self.db.one(f"SELECT * FROM {self.schema}.documents WHERE key=?", (key,))
         return _doc(row) if row else None
 
+    @used
     def documents(self, origin: str | None = None) -> list[StoredDocument]:
         if origin is None:
             rows = self.db.query(f"SELECT * FROM {self.schema}.documents ORDER BY label")
@@ -277,21 +298,26 @@ class PgBaseIndex:
             rows = self.db.query(f"SELECT * FROM {self.schema}.documents WHERE origin=? ORDER BY label", (origin,))
         return [_doc(r) for r in rows]
 
+    @used
     def hashes(self) -> dict[str, str]:
         return {r["key"]: r["hash"] for r in self.db.query(f"SELECT key, hash FROM {self.schema}.documents")}
 
+    @used
     def _answered_count(self) -> int:
         """Passages searched and answered (not copies)."""
         return int(self.db.scalar(f"SELECT count(*) FROM {self.schema}.chunks WHERE copy_of IS NULL"))
 
+    @used
     def _vector_count(self) -> int:
         return int(self.db.scalar(f"SELECT count(*) FROM {self.schema}.chunks WHERE embedding IS NOT NULL"))
 
+    @used
     def count(self) -> tuple[int, int]:
         docs = int(self.db.scalar(f"SELECT count(*) FROM {self.schema}.documents"))
         chunks = int(self.db.scalar(f"SELECT count(*) FROM {self.schema}.chunks"))
         return docs, chunks
 
+    @used
     def write(self, entries: Iterable[Entry]) -> None:
         """Replace the documents' chunks, all in one transaction. A passage the base holds already (the same
         fingerprint) is kept as a copy of it: no words, no vector (so never searched), counted in the first
@@ -359,6 +385,7 @@ class PgBaseIndex:
         if texts:
             self.keywords.apply(generation, texts)
 
+    @used
     def to_embed(self, entries: list[Entry], embedded: set[str]) -> list[list[bool]]:
         """Which chunks of these entries need a vector (store.py's rule: not a passage held with its vector
         in a document these entries do not replace, nor one of `embedded`, which this adds to)."""
@@ -392,6 +419,7 @@ class PgBaseIndex:
         )
         return {r[0] for r in rows}
 
+    @used
     def unbacked(self, entries: list[Entry]) -> list[tuple[int, int]]:
         """(entry, chunk) positions left NaN by to_embed whose passage has, by now, no copy to lend a vector
         (store.py's rule, with one query for the batch)."""
@@ -408,6 +436,7 @@ class PgBaseIndex:
             seen.add(fp)
         return out
 
+    @used
     def remove(self, keys: Iterable[str]) -> int:
         removed = 0
         texts: dict[int, Text | None] = {}
@@ -453,6 +482,7 @@ class PgBaseIndex:
         return 1
 
     # -- search -------------------------------------------------------------------------------
+    @used
     def keyword_ids(self, query: str, limit: int, exact: bool = False) -> list[int]:
         """Chunk ids, best first: this replica's keyword sidecar when it is (or is brought) in step; else
         ts_rank over the candidates (all words, then a bounded share per word); `exact` ranks every
@@ -487,6 +517,7 @@ class PgBaseIndex:
         params = (*words, *(words if len(words) > 1 else []), *words, limit)
         return [r[0] for r in self.db.query(sql, params)]
 
+    @used
     def vector_ids(self, vector: np.ndarray, limit: int, exact: bool = False) -> list[int]:
         """Chunk ids by cosine distance, nearest first: pgvector's HNSW index, or (`exact`) a scan."""
         if not self.dimensions:
@@ -500,12 +531,13 @@ class PgBaseIndex:
                 else:
                     conn.execute(f"SET LOCAL hnsw.ef_search = {int(limit)}")
                 return [r[0] for r in conn.execute(sql, params).fetchall()]
-        conn = self.db.conn
-        if id(conn.raw) not in _ef_set:  # once per connection, not a transaction per search
-            conn.execute(f"SET hnsw.ef_search = {EF_SEARCH}")
-            _ef_set.add(id(conn.raw))
-        return [r[0] for r in conn.execute(sql, params).fetchall()]
+        with self.db.connection() as conn:
+            if conn.raw not in _ef_set:  # once per pooled connection, not a transaction per search
+                conn.execute(f"SET hnsw.ef_search = {EF_SEARCH}")
+                _ef_set.add(conn.raw)
+            return [r[0] for r in conn.execute(sql, params).fetchall()]
 
+    @used
     def kinds(self, chunk_ids: list[int]) -> dict[int, str]:
         if not chunk_ids:
             return {}
@@ -516,6 +548,7 @@ class PgBaseIndex:
         )
         return {r[0]: r[1] for r in found}
 
+    @used
     def rows(self, chunk_ids: list[int]) -> dict[int, Row]:
         if not chunk_ids:
             return {}

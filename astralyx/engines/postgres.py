@@ -3,24 +3,39 @@
 What differs from SQLite lives here: `?` placeholders become `%s`; rows answer by name and by
 position; a transaction takes an advisory transaction lock first, so writers of one database
 (the records, one base's index) go one at a time across every replica, as SQLite's BEGIN
-IMMEDIATE makes them go one at a time on one machine. Connections are one per thread and URL,
-shared by every Database on that URL (a base's index does not open its own).
+IMMEDIATE makes them go one at a time on one machine.
+
+Connections come from two bounded pools per database URL and process (psycopg_pool), shared by
+every Database on that URL (a base's index does not open its own): `queries` (database_pool_size)
+lends one for a statement or a transaction, `locks` (database_lock_pool_size) lends one to a thread
+for as long as it holds session advisory locks (locks.py: a base's folder, its load, a job), apart
+from the queries so a lock holder never waits on itself. A process so holds at most the two sizes'
+sum, however many threads serve. A thread in a transaction uses its connection for every statement
+on that URL until the end. A request that finds no connection within database_pool_timeout, or a
+database that refuses or drops connections (too many clients, restarting), answers DATABASE_BUSY
+(503, Retry-After); a connection the server dropped is discarded, so requests work again once it is
+back, without a restart.
 """
 
 from __future__ import annotations
 
 import re
+import select
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from functools import lru_cache
+from time import monotonic
 from typing import Any
 
 import psycopg
+from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 
+from ..errors import DatabaseBusy, Unavailable
 from . import lock_id
 
-__all__ = ["Database", "lock_id", "connection", "Row"]
+__all__ = ["Database", "lock_id", "borrow", "Row", "PoolSettings", "configure", "close_all", "busy", "require_vector"]
 
 _QUOTED_OR_MARK = re.compile(r"'(?:[^']|'')*'|\?|%")
 
@@ -65,36 +80,185 @@ def _row_factory(cursor: Any) -> Any:
     return make
 
 
-_local = threading.local()
-_all: dict[str, list[psycopg.Connection]] = {}
-_all_guard = threading.Lock()
+# -- the pools ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class PoolSettings:
+    """How many connections a process may hold to one database, and how long a request waits for one."""
+
+    size: int = 10  # statements and transactions
+    lock_size: int = 5  # threads holding session advisory locks (writes to a base's files, loads, jobs)
+    timeout: float = 10.0  # seconds a request waits for a connection before DATABASE_BUSY
 
 
-def connection(url: str) -> psycopg.Connection:
-    """This thread's connection to `url` (opened again when it was closed or broke)."""
-    conns: dict[str, psycopg.Connection] = getattr(_local, "conns", None) or {}
-    _local.conns = conns
-    conn = conns.get(url)
-    if conn is None or conn.closed or conn.broken:
-        conn = psycopg.connect(url, autocommit=True, row_factory=_row_factory)
-        conns[url] = conn
-        with _all_guard:
-            _all.setdefault(url, []).append(conn)
-    return conn
+_settings: dict[str, PoolSettings] = {}
+_pools: dict[tuple[str, str], ConnectionPool[Any]] = {}
+_pools_guard = threading.Lock()
+_local = threading.local()  # what each thread borrowed: (url, kind) → [pool, connection, depth]
+BUSY_STATES = ("08", "53", "57P")  # connection failures, too many clients / out of resources, shutting down or starting
+
+
+def configure(url: str, settings: PoolSettings) -> None:
+    """The pools' sizes and wait for `url` in this process (pools opened from now on use them)."""
+    with _pools_guard:
+        _settings[url] = settings
+
+
+def settings_of(url: str) -> PoolSettings:
+    return _settings.get(url) or PoolSettings()
+
+
+def _pool(url: str, kind: str) -> ConnectionPool[Any]:
+    with _pools_guard:
+        pool = _pools.get((url, kind))
+        if pool is not None and not pool.closed:
+            return pool
+        s = _settings.get(url) or PoolSettings()
+        pool = ConnectionPool(
+            url, open=True, name=f"astralyx-{kind}",
+            min_size=1 if kind == "queries" else 0, max_size=s.size if kind == "queries" else s.lock_size,
+            timeout=s.timeout,
+            # A connection attempt the server refuses is retried with a growing delay; giving up after the
+            # request's wait lets the next request try at once, so a restarted server is found within seconds.
+            reconnect_timeout=max(s.timeout, 1.0),
+            kwargs={"autocommit": True, "row_factory": _row_factory, "connect_timeout": max(int(s.timeout), 2),
+                    "application_name": "astralyx" if kind == "queries" else "astralyx-locks"},
+        )
+        _pools[(url, kind)] = pool
+        return pool
 
 
 def close_all(url: str) -> None:
-    """Close every thread's connection to `url` (a thread that uses it again opens a new one)."""
-    with _all_guard:
-        conns = _all.pop(url, [])
-    for conn in conns:
-        conn.close()
+    """Close the pools of `url` (connections lent out are closed as they come back; later use opens new pools)."""
+    with _pools_guard:
+        pools = [_pools.pop(key) for key in list(_pools) if key[0] == url]
+    for pool in pools:
+        pool.close(timeout=1.0)
 
 
+def _alive(conn: psycopg.Connection[Any]) -> bool:
+    """Whether an idle connection from the pool still works. A server that stops (or ends the session) says so
+    and closes the socket, which is then readable: only then is it asked (no round trip on every loan)."""
+    if conn.closed or conn.broken:
+        return False
+    try:
+        readable, _, _ = select.select([conn.fileno()], [], [], 0)
+        if readable:
+            conn.execute("")
+    except (psycopg.Error, OSError, ValueError):
+        return False
+    return True
+
+
+def _take(pool: ConnectionPool[Any], timeout: float) -> psycopg.Connection[Any]:
+    deadline = monotonic() + timeout
+    while True:
+        conn: psycopg.Connection[Any] = pool.getconn(timeout=max(deadline - monotonic(), 0.001))
+        if _alive(conn):
+            return conn
+        pool.putconn(conn)  # broken: the pool drops it and opens another (the others died with it are found alike)
+
+
+@contextmanager
+def borrow(url: str, kind: str = "queries") -> Iterator[psycopg.Connection[Any]]:
+    """A connection of `url`'s `kind` pool for this thread: the one it holds already (a transaction under way, a
+    lock held), else one lent until the end of the block. DATABASE_BUSY when none comes in time."""
+    held: dict[tuple[str, str], list[Any]] = _local.__dict__.setdefault("held", {})
+    entry = held.get((url, kind))
+    if entry is not None:
+        entry[2] += 1
+        try:
+            yield entry[1]
+        finally:
+            entry[2] -= 1
+        return
+    pool = _pool(url, kind)
+    timeout = settings_of(url).timeout
+    try:
+        conn = _take(pool, timeout)
+    except PoolTimeout as e:
+        raise _busy(_why(pool, url, timeout)) from e
+    except psycopg.OperationalError as e:  # PoolClosed: the instance is closing
+        raise as_busy(e) from e
+    _lend(pool, 1)
+    held[(url, kind)] = [pool, conn, 1]
+    try:
+        yield conn
+    finally:
+        del held[(url, kind)]
+        _lend(pool, -1)
+        pool.putconn(conn)  # a broken one is dropped and replaced; one left in a transaction is rolled back
+
+
+_lent: dict[ConnectionPool[Any], int] = {}  # connections each pool has lent out now
+_lent_guard = threading.Lock()
+
+
+def _lend(pool: ConnectionPool[Any], n: int) -> None:
+    with _lent_guard:
+        _lent[pool] = _lent.get(pool, 0) + n
+        if not _lent[pool]:
+            del _lent[pool]
+
+
+def _why(pool: ConnectionPool[Any], url: str, timeout: float) -> str:
+    """Why no connection came: all lent out (busy), or none could be opened (then PostgreSQL's own reason)."""
+    with _lent_guard:
+        lent = _lent.get(pool, 0)
+    if lent:
+        return f"all {lent} connections of this replica's {pool.name} pool stayed in use for {timeout:g} s"
+    try:  # the pool retries in the background and keeps the reason to itself: ask once more, to say it
+        psycopg.connect(url, connect_timeout=2).close()
+    except psycopg.Error as e:
+        return "cannot connect: " + (str(e).strip().splitlines() or [type(e).__name__])[0]
+    return f"no connection came within {timeout:g} s"
+
+
+# -- errors ---------------------------------------------------------------------------------------
+def busy(e: BaseException) -> DatabaseBusy | None:
+    """The DATABASE_BUSY a database error means, if it is one of a busy or unreachable database."""
+    if isinstance(e, DatabaseBusy):
+        return e
+    if not isinstance(e, psycopg.OperationalError):
+        return None
+    if isinstance(e, PoolTimeout):
+        reason = "no database connection was free in time"
+    elif isinstance(e, PoolClosed):
+        reason = "the server is stopping"
+    elif e.sqlstate is None or e.sqlstate.startswith(BUSY_STATES):
+        reason = (str(e).strip().splitlines() or [type(e).__name__])[-1]
+    else:
+        return None
+    return _busy(reason)
+
+
+def _busy(reason: str) -> DatabaseBusy:
+    return DatabaseBusy(
+        f"The database cannot take this request now ({reason}): try again shortly. If it lasts, check that "
+        "PostgreSQL runs and that replicas × (ASTRALYX_DATABASE_POOL_SIZE + ASTRALYX_DATABASE_LOCK_POOL_SIZE) "
+        "fits in its max_connections"
+    )
+
+
+def as_busy(e: psycopg.OperationalError) -> BaseException:
+    return busy(e) or e
+
+
+@contextmanager
+def _translated() -> Iterator[None]:
+    try:
+        yield
+    except psycopg.OperationalError as e:
+        raised = busy(e)
+        if raised is None:
+            raise
+        raise raised from e
+
+
+# -- the database ---------------------------------------------------------------------------------
 class _Conn:
     """The connection a transaction hands out: `execute` with the domain's placeholders."""
 
-    def __init__(self, conn: psycopg.Connection) -> None:
+    def __init__(self, conn: psycopg.Connection[Any]) -> None:
         self.raw = conn
 
     def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Any:
@@ -104,23 +268,30 @@ class _Conn:
 class Database:
     engine = "postgres"
 
-    def __init__(self, url: str, *, name: str = "records") -> None:
+    def __init__(self, url: str, *, name: str = "records", pool: PoolSettings | None = None) -> None:
         self.url = url
         self.name = name  # what the advisory transaction lock is named after
         self._lock = lock_id(f"astralyx:db:{name}")
+        if pool is not None:
+            configure(url, pool)
 
-    @property
-    def conn(self) -> _Conn:
-        return _Conn(connection(self.url))
+    @contextmanager
+    def connection(self) -> Iterator[_Conn]:
+        """One connection for several statements (this thread's, if it is in a transaction)."""
+        with _translated(), borrow(self.url) as raw:
+            yield _Conn(raw)
 
-    def execute(self, sql: str, params: tuple[Any, ...] | dict[str, Any] = ()) -> Any:  # a psycopg cursor
-        return self.conn.execute(sql, params)
+    def execute(self, sql: str, params: tuple[Any, ...] | dict[str, Any] = ()) -> Any:  # a psycopg cursor, read already
+        with self.connection() as conn:
+            return conn.execute(sql, params)
 
     def query(self, sql: str, params: tuple[Any, ...] | dict[str, Any] = ()) -> list[Any]:
-        return list(self.conn.execute(sql, params).fetchall())
+        with self.connection() as conn:
+            return list(conn.execute(sql, params).fetchall())
 
     def one(self, sql: str, params: tuple[Any, ...] | dict[str, Any] = ()) -> Any | None:
-        return self.conn.execute(sql, params).fetchone()
+        with self.connection() as conn:
+            return conn.execute(sql, params).fetchone()
 
     def scalar(self, sql: str, params: tuple[Any, ...] | dict[str, Any] = ()) -> Any:
         row = self.one(sql, params)
@@ -129,25 +300,41 @@ class Database:
     @contextmanager
     def transaction(self) -> Iterator[_Conn]:
         """One writer of this database at a time, on every replica (nested: join the outer one)."""
-        raw = connection(self.url)
-        if raw.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
-            yield _Conn(raw)
-            return
-        with raw.transaction():
-            raw.execute("SELECT pg_advisory_xact_lock(%s)", (self._lock,))
-            yield _Conn(raw)
+        with _translated(), borrow(self.url) as raw:
+            if raw.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+                yield _Conn(raw)
+                return
+            with raw.transaction():
+                raw.execute("SELECT pg_advisory_xact_lock(%s)", (self._lock,))
+                yield _Conn(raw)
 
     def script(self, sql: str) -> None:
         """Several statements at once (a migration step's SQL; no parameters, so no placeholders)."""
-        connection(self.url).execute(sql)
+        with self.connection() as conn:
+            conn.raw.execute(sql)
 
     @contextmanager
     def snapshot(self) -> Iterator[_Conn]:
         """A consistent read of several statements (REPEATABLE READ, no lock)."""
-        raw = connection(self.url)
-        with raw.transaction():
+        with _translated(), borrow(self.url) as raw, raw.transaction():
             raw.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
             yield _Conn(raw)
 
     def close(self) -> None:
         close_all(self.url)
+
+
+def require_vector(db: Database) -> None:
+    """Indexes keep vectors with pgvector: create the extension if this role may, else stop with the fix."""
+    if db.scalar("SELECT 1 FROM pg_extension WHERE extname = 'vector'"):
+        return
+    try:
+        db.script("CREATE EXTENSION IF NOT EXISTS vector")
+    except psycopg.Error as e:
+        database = db.scalar("SELECT current_database()")
+        raise Unavailable(
+            f"The PostgreSQL database {database!r} has no `vector` extension and this role may not create it "
+            f"({(str(e).strip().splitlines() or [''])[0]}): run `CREATE EXTENSION vector;` in that database as a "
+            "superuser (pgvector must be installed on the server; managed services offer it), then start again",
+            code="NO_VECTOR_EXTENSION",
+        ) from e
