@@ -6,6 +6,10 @@
   save, which knowledge-bases:write-content may undo (409 NOTE_CHANGED if someone changed it since,
   unless forced).
 - At most 30 saves an hour per base from models (SAVE_LIMIT): a model cannot flood a base.
+- Who decides on a draft: knowledge-bases:write-content, or the person whose chat made it (the key that
+  called; a caller or viewer may save or discard their own draft, as the chat's card offers, but only as
+  the model wrote it: an edited title or text needs write-content, else 403 PERMISSION_DENIED). Those
+  without write-content see only their own drafts.
 - At most 30 drafts an hour per base (DRAFT_LIMIT), and a draft nobody decides on expires
   (after `draft_expiry_days`, 14 by default): a prompt-injected document cannot fill a person's
   review queue. Expired drafts are not shown, and are purged at start.
@@ -25,7 +29,7 @@ from .. import links
 from ..auth.actor import Actor
 from ..auth.roles import DEPLOYMENTS_CALL, READ, WRITE_CONTENT
 from ..engines import Database, Row
-from ..errors import Conflict, Invalid, NotFound, RateLimited
+from ..errors import Conflict, Forbidden, Invalid, NotFound, RateLimited
 from ..locks import folder_lock
 from ..util import iso, new_id, now, sha256
 from .bases import KnowledgeBase, KnowledgeBases
@@ -52,6 +56,7 @@ class Draft:
     created_at: str
     save_id: str | None = None
     expires_at: str | None = None  # when a pending draft goes, undecided
+    made_by: str | None = None  # the key whose chat made it (None: the local owner, or a draft from before)
 
     def to_dict(self) -> dict[str, Any]:
         address = links.draft(self.knowledge_base, self.id)
@@ -189,9 +194,10 @@ class Saves:
                 conn.execute(f"DELETE FROM {table} WHERE workspace=? AND base=?", (base.workspace, base.name))
 
     # -- drafts (ask before saving) ----------------------------------------
-    def propose(self, base: KnowledgeBase, deployment: str, conversation: str | None, title: Any, text: Any) -> Draft:
+    def propose(self, base: KnowledgeBase, deployment: str, conversation: str | None, title: Any, text: Any,
+                *, made_by: str | None = None) -> Draft:
         """A draft for the person to save or discard, within the per-base limit (DRAFT_LIMIT); nothing
-        is written to the base."""
+        is written to the base. `made_by`: the key whose chat made it (that person may decide on it)."""
         title, text = check_note(title, text)
         since = iso(now() - timedelta(hours=1))
         # The base's folder lock, as for saves: the count and the insert are one step across processes.
@@ -206,19 +212,21 @@ class Saves:
                     f"({self.drafts_per_hour} an hour per base): no draft was made. Tell the person, or try again later.",
                     code="DRAFT_LIMIT",
                 )
-            draft = Draft(new_id("d"), base.workspace, base.name, deployment, conversation, title, text, "pending", iso())
+            draft = Draft(new_id("d"), base.workspace, base.name, deployment, conversation, title, text, "pending", iso(),
+                          made_by=made_by)
             with self.db.transaction() as conn:
                 conn.execute("DELETE FROM model_drafts WHERE created_at<?", (self._expired_before(),))
                 conn.execute(
                     "INSERT INTO model_drafts(id, workspace, base, deployment, conversation, title, text, status, "
-                    "created_at) VALUES (?,?,?,?,?,?,?,?,?)",
+                    "created_at, made_by) VALUES (?,?,?,?,?,?,?,?,?,?)",
                     (draft.id, draft.workspace, draft.knowledge_base, draft.deployment, conversation, title, text,
-                     "pending", draft.created_at),
+                     "pending", draft.created_at, made_by),
                 )
         return self._expiring(draft)
 
     def drafts(self, actor: Actor, base_name: str) -> list[Draft]:
-        """The base's drafts awaiting a decision, newest first (expired ones are gone)."""
+        """The base's drafts awaiting a decision, newest first (expired ones are gone): all of them for those who
+        may write to the base, else the ones the actor's own chats made."""
         actor.require(DEPLOYMENTS_CALL)
         base = self.bases.get(actor, base_name)
         rows = self.db.query(
@@ -226,7 +234,32 @@ class Saves:
             "ORDER BY created_at DESC, rowid DESC",
             (base.workspace, base.name, self._expired_before()),
         )
-        return [self._expiring(self._draft(r)) for r in rows]
+        drafts = [self._expiring(self._draft(r)) for r in rows]
+        return drafts if actor.can(WRITE_CONTENT) else [d for d in drafts if self._mine(actor, d)]
+
+    @staticmethod
+    def _mine(actor: Actor, draft: Draft) -> bool:
+        """Made by this key's chat (the local owner has no key, and write-content anyway)."""
+        return actor.key_id is not None and actor.key_id == draft.made_by
+
+    def _require_decide(self, actor: Actor, draft: Draft, *, edited: bool) -> None:
+        """write-content decides on any draft; its maker on their own, as the model wrote it."""
+        if actor.can(WRITE_CONTENT) or (self._mine(actor, draft) and not edited):
+            return
+        why = ("saving a draft with another title or text" if self._mine(actor, draft)
+               else "deciding on a draft another person's chat made")
+        raise Forbidden(
+            f"{why[0].upper()}{why[1:]} needs the permission {WRITE_CONTENT}, which the role {actor.role!r} does not "
+            f"have in workspace {actor.workspace!r}: save or discard it as it is, or ask someone who may write to "
+            f"{draft.knowledge_base}",
+            code="PERMISSION_DENIED", details={"permission": WRITE_CONTENT},
+        )
+
+    @staticmethod
+    def _changes(draft: Draft, title: str | None, text: str | None) -> tuple[str, str, bool]:
+        """The title and text to keep, checked, and whether they differ from the draft's."""
+        title, text = check_note(title if title is not None else draft.title, text if text is not None else draft.text)
+        return title, text, (title, text) != (draft.title, draft.text)
 
     def draft_rules(self) -> dict[str, int]:
         return {"expire_after_days": self.draft_days, "drafts_per_hour": self.drafts_per_hour}
@@ -238,8 +271,14 @@ class Saves:
         return draft
 
     def draft(self, actor: Actor, base_name: str, draft_id: str) -> Draft:
-        # The person chatting decides on the draft: whoever may call the deployment (the card is
-        # theirs), even without write permission on the base, which the deployment's tool grants.
+        """A draft, for its maker (the person chatting: the card is theirs, even without permission to read the
+        base) or for those who may read the base."""
+        draft = self._find(actor, base_name, draft_id)
+        if not (self._mine(actor, draft) or actor.can(READ)):
+            actor.require(READ)
+        return draft
+
+    def _find(self, actor: Actor, base_name: str, draft_id: str) -> Draft:
         actor.require(DEPLOYMENTS_CALL)
         row = self.db.one(
             "SELECT * FROM model_drafts WHERE id=? AND workspace=? AND base=?", (draft_id, actor.workspace, base_name)
@@ -251,10 +290,11 @@ class Saves:
 
     def save_draft(self, actor: Actor, base_name: str, draft_id: str,
                    title: str | None = None, text: str | None = None) -> tuple[Draft, ModelSave]:
-        """Save the draft (optionally edited by the person) to the base's saved/ folder."""
-        draft = self.draft(actor, base_name, draft_id)
+        """Save the draft (optionally edited by the person: write-content) to the base's saved/ folder."""
+        draft = self._find(actor, base_name, draft_id)
+        title, text, edited = self._changes(draft, title, text)
+        self._require_decide(actor, draft, edited=edited)
         self._check_pending(draft)
-        title, text = check_note(title if title is not None else draft.title, text if text is not None else draft.text)
         base = self._base(draft.workspace, base_name)
         save = self._write(base, draft.deployment, draft.conversation, title, text, confirmed=True)
         with self.db.transaction() as conn:
@@ -265,25 +305,28 @@ class Saves:
             )
             if cur.rowcount == 0:  # pragma: no cover - decided at the same moment elsewhere
                 raise Conflict("This draft was decided on meanwhile", code="DRAFT_DECIDED")
-        return self.draft(actor, base_name, draft_id), save
+        return self._find(actor, base_name, draft_id), save
 
     def edit_draft(self, actor: Actor, base_name: str, draft_id: str,
                    title: str | None = None, text: str | None = None) -> Draft:
-        """Change a pending draft's title or text before deciding (the card's Edit)."""
-        draft = self.draft(actor, base_name, draft_id)
+        """Change a pending draft's title or text before deciding (the card's Edit): write-content, since what
+        it writes is then saved (its maker may save only the model's own words)."""
+        draft = self._find(actor, base_name, draft_id)
+        title, text, edited = self._changes(draft, title, text)
+        self._require_decide(actor, draft, edited=edited)
         self._check_pending(draft)
-        title, text = check_note(title if title is not None else draft.title, text if text is not None else draft.text)
         with self.db.transaction() as conn:
             conn.execute("UPDATE model_drafts SET title=?, text=? WHERE id=? AND status='pending'", (title, text, draft.id))
-        return self.draft(actor, base_name, draft_id)
+        return self._find(actor, base_name, draft_id)
 
     def discard_draft(self, actor: Actor, base_name: str, draft_id: str) -> Draft:
-        draft = self.draft(actor, base_name, draft_id)
+        draft = self._find(actor, base_name, draft_id)
+        self._require_decide(actor, draft, edited=False)
         self._check_pending(draft)
         with self.db.transaction() as conn:
             conn.execute("UPDATE model_drafts SET status='discarded', decided_at=? WHERE id=? AND status='pending'",
                          (iso(), draft.id))
-        return self.draft(actor, base_name, draft_id)
+        return self._find(actor, base_name, draft_id)
 
     @staticmethod
     def _check_pending(draft: Draft) -> None:
@@ -403,5 +446,5 @@ class Saves:
     def _draft(row: Row) -> Draft:
         return Draft(
             row["id"], row["workspace"], row["base"], row["deployment"], row["conversation"], row["title"], row["text"],
-            row["status"], row["created_at"], row["save_id"],
+            row["status"], row["created_at"], row["save_id"], made_by=row["made_by"],
         )
