@@ -1,8 +1,9 @@
 """The secret detector, both sides: secrets said in everyday words refused, ordinary facts kept.
 
 - Recall on a held-out set (bench/data/secrets_heldout.tsv): secrets in natural sentences, by kind and
-  language, written after the detector was last changed and never tuned on; and on rounds 1 to 3
-  (secrets_round1.tsv …), held out when first measured, then used to improve it.
+  language, written before the detector was changed for issue 29 (round 5) and not tuned on otherwise; on
+  rounds 1 to 3 (secrets_round1.tsv …), held out when first measured, then used to improve it; and on
+  round 5 (secrets_round5.tsv, ordinary_round5.tsv), issue 29's reports and sentences written with its fix.
   A row starting "(source)" puts the sentence in a fact's source; "(fact) attribute | sentence" gives
   the attribute and the fact apart, as a person or the extractor would.
 - False positives on ordinary facts: every observation and chat message of LoCoMo
@@ -170,6 +171,7 @@ def measure(name: str, texts: list[str]) -> float:
 def main() -> None:
     path = Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT
     find_secret("warm up")  # loads detect-secrets' plugins once
+    held_out("secrets_round5.tsv")
     held_out("secrets_heldout.tsv")
     held_out("secrets_round3.tsv")
     held_out("secrets_round2.tsv")
@@ -186,7 +188,7 @@ def main() -> None:
     measure(f"ordinary facts near secret words ({len({lang for lang, _ in multilingual})} languages)",
             [fact for _, fact in multilingual])
     measure("ordinary sentences near secret words, held out", [text for _, text in _rows("ordinary_heldout.tsv")])
-    for n in (3, 2):
+    for n in (5, 3, 2):
         measure(f"ordinary sentences near secret words, round {n}", [text for _, text in _rows(f"ordinary_round{n}.tsv")])
 
 

@@ -1,14 +1,40 @@
-"""Request body limits before the application reads a byte: size (413 TOO_LARGE) and, for JSON
-bodies, the rule of `body.parse_json` (400 INVALID_JSON)."""
+"""Request limits before the application reads a byte: an address without control characters (404
+NOT_FOUND), the body's size (413 TOO_LARGE) and, for JSON bodies, the rule of `body.parse_json` (400
+INVALID_JSON)."""
 
 from __future__ import annotations
 
 import json
+import re
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..errors import AstralyxError
 from .body import parse_json
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+class PlainPath:
+    """No address of ours holds a control character: one (`%0A`, `%00`…) is 404 NOT_FOUND, in the error shape.
+
+    No name or path of a base, note, deployment or key has one, so there is nothing there: 404, as for any
+    name that does not exist (the document allows any string in a path). Without this rule a line break in
+    a path parameter matches no route at all (a route's pattern ends at it), and the answer was the
+    router's plain-text 404 rather than the API's.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        found = _CONTROL.search(scope.get("path", "")) if scope["type"] == "http" else None
+        if found is None:
+            await self.app(scope, receive, send)
+            return
+        message = (f"No such address: it holds a control character (U+{ord(found.group()):04X}), and no name or path "
+                   "of a base, note, deployment or key has one")
+        await answer(send, 404, {"error": {"code": "NOT_FOUND", "message": message}})
 
 
 class BodyLimit:

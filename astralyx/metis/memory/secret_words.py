@@ -17,6 +17,7 @@ API_KEY = "an API key or token"
 PASSWORD = "a password"
 PIN = "a PIN or access code"
 RECOVERY_CODES = "2FA backup or recovery codes"
+ONE_TIME_CODE = "a one-time or verification code"
 SEED_PHRASE = "a wallet seed phrase"
 SECURITY_ANSWER = "the answer to a security question"
 ID_NUMBER = "a national identity number"
@@ -52,7 +53,8 @@ NAMES: dict[str, list[str]] = {
         r"du\s+coffre|secret)"),
         (r"código\s+(?:pin|de\s+(?:acceso|acesso|la\s+puerta|desbloqueo|desbloqueio|seguridad|segurança|"
         r"la\s+alarma)|do\s+(?:portão|alarme|cofre)|da\s+porta|del\s+(?:portón|garaje))"),
-        r"codice\s+(?:pin|di\s+accesso|del\s+(?:portone|cancello|lucchetto|allarme)|di\s+sblocco)",
+        (r"codice\s+(?:pin|di\s+accesso|del\s+(?:portone|cancello|lucchetto|garage|citofono)|di\s+sblocco|"
+         r"dell['’](?:allarme|antifurto|ingresso|appartamento))"),
         r"(?:toegangs|deur|alarm|pin)code", r"(?:port|dörr|larm)kod(?:en)?", r"kod\s+(?:pin|dostępu|do\s+drzwi)",
         r"пин-?код", r"код\s+(?:доступа|от\s+(?:двери|домофона|подъезда|сейфа))", r"kapı\s+kodu", r"pin\s+kodu",
     ],
@@ -63,12 +65,31 @@ NAMES: dict[str, list[str]] = {
         r"códigos?\s+de\s+(?:respaldo|recuperación|recuperação|backup)", r"codici\s+di\s+(?:backup|recupero)",
         r"herstelcodes?", r"kody\s+zapasowe", r"(?:резервные|коды)\s+(?:коды|восстановления)",
     ],
+    ONE_TIME_CODE: [
+        # en
+        # (not "confirmation code": a booking's is no secret)
+        (r"(?:verification|login|log-in|sign-?in|authentication|auth|2fa|mfa|sms|text(?:ed)?|one-?time|otp)\s+"
+         r"(?:code|pin)s?"), r"otp", r"one-?time\s+pass(?:word|code)s?",
+        # de, fr, es, pt, it, nl, sv, pl, ru
+        r"(?:verifizierungs|einmal|anmelde|sms)-?code", r"einmalpasswort",
+        r"code\s+(?:de\s+(?:vérification|validation)|à\s+usage\s+unique|sms|reçu\s+par\s+sms)",
+        r"código\s+(?:de\s+(?:verificación|verificação|validación|validação|un\s+solo\s+uso|uso\s+único)|sms|por\s+sms|otp)",
+        r"codice\s+(?:di\s+verifica|otp|sms|monouso)", r"verificatiecode",
+        r"verifieringskod(?:en)?", r"engångskod(?:en)?", r"kod\s+(?:weryfikacyjny|sms|jednorazowy)",
+        r"код\s+(?:подтверждения|из\s+смс|из\s+sms)", r"одноразов\w+\s+(?:код\w*|парол\w*)",
+    ],
     SEED_PHRASE: [
         r"(?:wallet\s+)?(?:seed|recovery|mnemonic|backup|secret\s+recovery)\s+(?:phrase|words|sentence)",
         r"mnemonic", r"(?:12|24|twelve|twenty-four)\s+(?:seed\s+|recovery\s+|wallet\s+)?words",
         r"seed-?phrase", r"wiederherstellungs-?phrase", r"phrase\s+(?:de\s+récupération|secrète|mnémonique)",
         r"frase\s+(?:semilla|de\s+recuperación|de\s+recuperação|di\s+recupero|secreta|mnemônica)",
         r"herstelzin", r"сид-?фраз[аы]", r"мнемоническ\w+\s+фраз\w+",
+        # the words of a wallet, said in words: "as 12 palavras da carteira", "las palabras semilla"
+        (r"(?:(?:12|24|doze|vinte\s+e\s+quatro|doce|veinticuatro|douze|dodici|zwölf)\s+)?(?:palavras|palabras|mots|"
+         r"parole|wörter)\s+(?:(?:da|de\s+la|de\s+ma|de\s+mon|della|des|der)\s+(?:minha\s+|mi\s+|meiner\s+)?"
+         r"(?:carteira|cartera|billetera|portefeuille|wallet|portafoglio|bitcoin)|(?:de\s+)?(?:semente|semilla|"
+         r"recuperação|recuperación|récupération|recupero))"),
+        r"frase\s+semente", r"semente\s+da\s+carteira", r"semilla\s+de\s+la\s+(?:cartera|billetera)",
     ],
     SECURITY_ANSWER: [
         r"(?:answer\s+to\s+(?:my|the|his|her|their|our)\s+)?security\s+(?:question(?:\s+answer)?|answer)s?",
@@ -98,6 +119,9 @@ CJK_NAMES: dict[str, list[str]] = {
     PASSWORD: ["密码", "密碼", "口令", "パスワード", "暗号", "비밀번호", "암호", "비번", "와이파이 비번"],
     PIN: ["暗証番号", "门禁密码", "門禁密碼", "开锁密码", "開鎖密碼", "支付密码", "핀번호", "PIN码", "PIN番号"],
     RECOVERY_CODES: ["备用码", "恢复码", "バックアップコード", "リカバリーコード", "복구 코드", "백업 코드"],
+    ONE_TIME_CODE: ["验证码", "驗證碼", "校验码", "校驗碼", "动态码", "動態碼", "认证码", "認證碼", "确认码", "確認碼",
+                    "認証コード", "確認コード", "認証番号", "確認番号", "ワンタイムパスワード", "인증번호", "인증 번호",
+                    "인증 코드", "인증코드"],
     SEED_PHRASE: ["助记词", "シードフレーズ", "リカバリーフレーズ", "복구 구문", "시드 구문"],
     SECURITY_ANSWER: ["秘密の質問", "安全问题", "密保问题", "보안 질문"],
     ID_NUMBER: ["マイナンバー", "身份证号码", "身份证号", "身份证", "주민등록번호", "住民票コード"],
@@ -116,6 +140,35 @@ KEY_NAMES = [
     r"clave(?:\s+(?:api|secreta|privada))?", r"chave(?:\s+(?:de\s+)?(?:api|secreta|privada))?",
     r"chiave(?:\s+(?:api|segreta|privata))?", r"(?:api-?)?sleutel", r"klucz(?:\s+api)?", r"(?:api-?)?ключ",
 ]
+
+# Words that say a code was sent to someone, so it is a one-time code: "the code they *texted* me is …".
+SENT_WORDS = set(
+    """texted text sms sms'd sent emailed e-mailed mailed messaged whatsapped
+    mandaram enviaram enviou mandou recebi chegou mandaron enviaron envió mandó recibí llegó
+    envoyé envoyée envoyés reçu reçue geschickt gesendet zugeschickt erhalten bekommen
+    inviato inviata mandato mandata ricevuto ricevuta arrivato""".split()
+)
+
+# Verbs of typing a code on a keypad: "to open the garage *punch in* 8 8 1 2" (with a lock word in the sentence).
+KEYPAD_VERBS = [
+    r"punch(?:ed)?\s+in", r"key(?:ed)?\s+in", r"type\s+in", r"tap\s+in", r"enter", r"input",
+    r"digite|digita|digitar|insira|tecleá|teclea|introduce|ingresa|marca", r"tape[sz]?|saisi(?:s|ssez)|compose[sz]?",
+    r"tipp(?:e|en)|gib", r"digitare|inserisci|componi",
+]
+
+# What a code or key may name rather than open: "la clave *del curso* es ING-305" is a course's code.
+NOT_SECRET_OF = set(
+    """course class subject module product item model group section program programme project reference customer
+    client employee student voter
+    curso asignatura materia clase producto artículo modelo grupo sección programa proyecto referencia cliente
+    empleado alumno estudiante elector registro
+    cours matière produit article modèle groupe programme projet référence
+    corso materia prodotto articolo modello gruppo sezione progetto riferimento
+    kurs fach produkt artikel modell gruppe projekt""".split()
+)
+
+# Names of a secret that also mean an identifier: Spanish "clave" is a password and a code ("clave del curso").
+CODE_LIKE_NAMES = {"clave"}
 
 # Codes that open nothing: "the zip code of the office is …".
 NOT_LOCK_CODES = set(

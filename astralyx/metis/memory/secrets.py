@@ -1,18 +1,23 @@
-"""What looks like a secret is never kept: passwords, PINs and door codes, recovery codes, seed phrases,
-security answers, identity and bank account numbers, API keys and tokens, private keys, card numbers.
+"""What looks like a secret is never kept: passwords, PINs and door codes, one-time (verification) codes,
+recovery codes, seed phrases, security answers, identity and bank account numbers, API keys and tokens,
+private keys, card numbers.
 
 Three kinds of evidence, tried in order:
 - *Shapes* that are secrets whatever the sentence says: private key blocks, the key and token shapes
   of detect-secrets' regex plugins (AWS, GitHub, Slack, Stripe, OpenAI, JWT, …), Luhn-valid card
   numbers with a card network's prefix and length, IBANs with a valid check (mod 97), US social
   security numbers, Brazilian CPFs and UK national insurance numbers in their printed forms, a
-  password in a URL of any scheme, a BIP-39 seed phrase with a valid checksum.
+  password in a URL of any scheme, twelve or more words in a row of one BIP-39 list (a seed phrase, its
+  checksum right or not: prose has short words no list holds, "the", "de", "и").
 - *A named value*: a secret's name in one of the languages of `secret_words.py` ("password",
   "Passwort", "mot de passe", "door code", "seed phrase", "密码", …), perhaps whose it is ("for the
   router"), a separator (":", "is", "ist", "est", "是", …), then a value. After ":" any value is
   a secret; after a word such as "is" the value must look like one (digits, symbols, inner capitals,
   quoted) or end the clause ("the wifi password is sunflower."), and ordinary words ("is stored in the
-  vault", "ist zu kurz") are not values.
+  vault", "ist zu kurz") are not values, unless a value in apposition follows ("is the same as always,
+  Lisboa#2019"). A bare "code" is a secret's name when it opens something ("the code of the garage") or
+  was sent to someone ("the code they texted me"); digits said in groups are one value ("739 204").
+- *A keypad*: typing digits where a door, gate or alarm is ("to open the garage punch in 8 8 1 2").
 - *Randomness*: a long word mixing letters and digits with high entropy is a key, named or not.
 
 Ordinary facts with numbers (dates, prices, phone, order and version numbers, commit ids) must pass:
@@ -34,16 +39,20 @@ from .secret_words import (
     CARD,
     CJK_NAMES,
     CJK_SEPARATORS,
+    CODE_LIKE_NAMES,
     CODE_WORDS,
     COMPOUND_HEADS,
     COPULAS,
     FILLERS,
     ID_NUMBER,
     KEY_NAMES,
+    KEYPAD_VERBS,
     LOCK_WORDS,
     NAMES,
     NOT_LOCK_CODES,
+    NOT_SECRET_OF,
     NOT_VALUES,
+    ONE_TIME_CODE,
     PASSWORD,
     PIN,
     PRIVATE_KEY,
@@ -51,13 +60,14 @@ from .secret_words import (
     RECOVERY_CODES,
     SECURITY_ANSWER,
     SEED_PHRASE,
+    SENT_WORDS,
     STRONG_SEPARATORS,
     VALUE_ENDS,
     WEAK_NAMES,
 )
 
 __all__ = [
-    "API_KEY", "BANK_ACCOUNT", "CARD", "ID_NUMBER", "PASSWORD", "PIN", "PRIVATE_KEY", "RECOVERY_CODES",
+    "API_KEY", "BANK_ACCOUNT", "CARD", "ID_NUMBER", "ONE_TIME_CODE", "PASSWORD", "PIN", "PRIVATE_KEY", "RECOVERY_CODES",
     "SECURITY_ANSWER", "SEED_PHRASE", "find_secret", "find_secret_in_fact",
 ]
 
@@ -205,36 +215,33 @@ def _dni_valid(candidate: str) -> bool:
 
 
 @lru_cache(maxsize=1)
-def _bip39() -> list[tuple[frozenset[str], Any]]:
+def _bip39() -> list[frozenset[str]]:
     from mnemonic import Mnemonic
 
-    lists: list[tuple[frozenset[str], Any]] = []
-    for language in ("english", "spanish", "french", "italian", "portuguese", "czech"):
-        m = Mnemonic(language)
-        lists.append((frozenset(m.wordlist), m))
-    return lists
+    # NFKC, as the text is read (the lists write accents apart in some languages).
+    return [frozenset(unicodedata.normalize("NFKC", w) for w in Mnemonic(language).wordlist)
+            for language in ("english", "spanish", "french", "italian", "portuguese", "czech")]
 
 
-_SEED_LENGTHS = (24, 21, 18, 15, 12)
+_SEED_WORDS = 12  # the shortest seed phrase
 
 
 def _has_seed_phrase(text: str) -> bool:
-    """12 to 24 words of one BIP-39 list in a row whose checksum holds: a wallet, not a sentence."""
+    """Twelve or more words of one BIP-39 list in a row: a wallet, not a sentence.
+
+    Its checksum is not asked for: a phrase copied with a word wrong is still the wallet's (and a few
+    guesses from it). Prose does not make such a run: every language's sentences need short words
+    ("the", "of", "de", "que") that no list holds (LoCoMo's longest English run is 8).
+    """
     words = re.findall(r"[^\W\d_]+", text.lower())
-    if len(words) < 12:
+    if len(words) < _SEED_WORDS:
         return False
-    for wordlist, mnemonic in _bip39():
-        run: list[str] = []
-        for word in [*words, ""]:
-            if word in wordlist:
-                run.append(word)
-                continue
-            if len(run) >= 12:
-                for size in _SEED_LENGTHS:
-                    for start in range(len(run) - size + 1):
-                        if mnemonic.check(" ".join(run[start:start + size])):
-                            return True
-            run = []
+    for wordlist in _bip39():
+        run = 0
+        for word in words:
+            run = run + 1 if word in wordlist else 0
+            if run >= _SEED_WORDS:
+                return True
     return False
 
 
@@ -269,7 +276,10 @@ _TRIM = ".,;:!?)]}»\"'”’`」』"
 def _named(text: str) -> str | None:
     for reason, name_re in _NAME_RES:
         for m in name_re.finditer(text):
-            if _value_after(reason, _clause(text, m.end())):
+            words = _clause(text, m.end())
+            if m.group(0).lower() in CODE_LIKE_NAMES and _names_a_thing(words):
+                continue  # "la clave del curso es ING-305": the course's code
+            if _value_after(reason, words):
                 return reason
     for m in _WEAK_RE.finditer(text):
         if _login_pair_after(_clause(text, m.end())):
@@ -279,9 +289,18 @@ def _named(text: str) -> str | None:
         if before and before[-1] in NOT_LOCK_CODES:
             continue
         words = _clause(text, m.end())
+        sep = _separator_index(words)
+        named = [w.lower().strip(_TRIM) for w in words[:sep if sep is not None else 6]]
+        if any(w in NOT_LOCK_CODES for w in named):  # "the code they sent me for the booking is …"
+            continue
+        # "the code they texted me is …", "o código que recebi por SMS é …"
+        if sep is not None and any(w in SENT_WORDS for w in (*before, *named)) and _value_after(ONE_TIME_CODE, words[sep:]):
+            return ONE_TIME_CODE
         # "the code for the front door is …", "alarm disarm code is …"
         if (_opens_something(words) or any(w in LOCK_WORDS for w in before)) and _value_after(PIN, words):
             return PIN
+    if _keypad_entry(text):
+        return PIN
     for m in _KEY_NAMES_RE.finditer(text):
         located = _locate_value(_clause(text, m.end()))
         if located and located[0] and _looks_random(located[1][0].strip(_TRIM), min_len=8, named=True):
@@ -292,6 +311,44 @@ def _named(text: str) -> str | None:
             if _cjk_value(reason, value):
                 return reason
     return None
+
+
+def _separator_index(words: list[str]) -> int | None:
+    """Where the first separator of a name's clause is, within ten words (the words before it say which one)."""
+    return next((i for i in range(min(len(words), 10)) if _separator_at(words, i)), None)
+
+
+def _names_a_thing(words: list[str]) -> bool:
+    """The phrase after the name says what it identifies rather than opens: "del curso (de inglés) es …"."""
+    if len(words) < 2 or words[0].lower() not in QUALIFIERS or (_separator_index(words) or 0) < 2:
+        return False
+    noun = words[2] if words[1].lower() in _ARTICLES and len(words) > 2 else words[1]
+    return _unelided(noun) in NOT_SECRET_OF
+
+
+_ARTICLES = {"the", "a", "an", "el", "la", "los", "las", "le", "les", "o", "os", "as", "il", "lo", "gli", "der", "die", "das"}
+
+
+def _unelided(word: str) -> str:
+    """A word without its elided article or preposition, lower case: "l'immeuble" → "immeuble"."""
+    word = word.lower().strip(_TRIM)
+    for prefix in _ELIDED:
+        if word.startswith(prefix) and len(word) > len(prefix):
+            return word[len(prefix):]
+    return word
+
+
+_DIGITS = r"\d(?:[ .-]?\d){3,9}"  # four to ten digits, perhaps in groups: "8 8 1 2", "739 204"
+_KEYPAD = re.compile(rf"(?<!\w)(?:{'|'.join(KEYPAD_VERBS)})\s+(?:the\s+(?:code|digits|numbers)\s+)?[\"'“‘]?"
+                     rf"(?P<digits>{_DIGITS})(?![\d.,:/-]\d|\w)", re.IGNORECASE)
+
+
+def _keypad_entry(text: str) -> bool:
+    """Digits typed where a door, gate or alarm is: "to open the garage punch in 8 8 1 2"."""
+    for m in _KEYPAD.finditer(text):
+        if not _is_date_or_time(m.group("digits")) and any(_unelided(w) in LOCK_WORDS for w in text.split()):
+            return True
+    return False
 
 
 def _clause(text: str, start: int) -> list[str]:
@@ -372,10 +429,14 @@ def _locate_value(words: list[str]) -> tuple[str | None, list[str]] | None:
 
 
 def _opens_something(words: list[str]) -> bool:
-    """The phrase after a bare "code" says what it opens: "for the front door", "für die Haustür"."""
+    """The phrase after a bare "code" says what it opens: "for the front door", "für die Haustür", "dell'allarme"."""
     head = words[:6]
-    return bool(head) and (head[0].lower() in QUALIFIERS or head[0].lower().startswith(("d'", "l'"))) and any(
-        w.lower().strip(_TRIM) in LOCK_WORDS for w in head[1:])
+    if not head:
+        return False
+    first = head[0].lower()
+    if first.startswith(_ELIDED):  # "dell'allarme", "de l'immeuble": the article is part of the word
+        return any(_unelided(w) in LOCK_WORDS for w in head)
+    return first in QUALIFIERS and any(_unelided(w) in LOCK_WORDS for w in head[1:])
 
 
 def _value_after(reason: str, words: list[str]) -> bool:
@@ -383,6 +444,8 @@ def _value_after(reason: str, words: list[str]) -> bool:
     if located is None:
         return False
     kind, rest = located
+    if reason in (PIN, ONE_TIME_CODE):
+        rest = _digit_groups_joined(rest)
     value = rest[0].strip(_TRIM)
     if not value:
         return False
@@ -405,6 +468,10 @@ def _value_after(reason: str, words: list[str]) -> bool:
                 or (kind == "copula" and (not follows or follows in VALUE_ENDS)))
     if reason == RECOVERY_CODES:
         return any(_credential_like(w.strip(_TRIM)) for w in rest[:8]) and lower not in NOT_VALUES
+    if reason == ONE_TIME_CODE:  # digits, as such codes are sent: "482913", "739 204", "G-482913"
+        if lower in NOT_VALUES:
+            return _in_apposition(reason, rest)
+        return sum(c.isdigit() for c in value) >= 4 and not _is_date_or_time(value) and not _is_address(value)
     # PASSWORD and PIN
     if kind in (None, "end", "loose"):  # "PIN 4821", "pw hunter2", "Passwort Sommer2024!"
         if kind != "loose" and value.lower().strip(_TRIM) in COMPOUND_HEADS:
@@ -414,7 +481,9 @@ def _value_after(reason: str, words: list[str]) -> bool:
                 and (reason != PIN or sum(c.isdigit() for c in value) >= 3))
     if kind == "strong":
         return lower not in ("none", "n/a", "unknown", "?", "tbd")
-    if lower in NOT_VALUES or (reason != PIN and _is_date_or_time(value)):  # "the safe combination is 12-34-56"
+    if lower in NOT_VALUES:  # "is the same as always, Lisboa#2019": the value may follow, in apposition
+        return _in_apposition(reason, rest)
+    if reason == PASSWORD and _is_date_or_time(value):  # "the safe combination is 12-34-56" is a PIN
         return False
     if _credential_like(value) or _QUOTED.match(rest[0]):
         return True
@@ -423,6 +492,36 @@ def _value_after(reason: str, words: list[str]) -> bool:
     # A plain word that ends the clause, or is followed by "and", ",": "the wifi password is sunflower."
     follows = rest[1].lower() if len(rest) > 1 else ""
     return not follows or follows in VALUE_ENDS or rest[0].endswith(",")
+
+
+def _digit_groups_joined(rest: list[str]) -> list[str]:
+    """Digits said in groups are one value: "739 204" → "739204", "8 8 1 2" → "8812"."""
+    n = 0
+    while n < min(len(rest), 10) and re.fullmatch(r"\d{1,4}", rest[n]):
+        n += 1
+    if n < len(rest) and re.fullmatch(r"\d{1,4}[.,;!?]", rest[n]):  # the last group, at the end of the sentence
+        n += 1
+    return ["".join(w.strip(_TRIM) for w in rest[:n]), *rest[n:]] if n >= 2 else rest
+
+
+def _in_apposition(reason: str, rest: list[str]) -> bool:
+    """After an ordinary phrase, a value set off by a comma or a dash that ends the clause: "is the same as
+    always, Lisboa#2019", "is the name of her cat, Mittens9". It must look made up: letters with digits or
+    symbols (not a product name that begins with a digit, "1Password"), or for a code four digits and more."""
+    for i in range(1, min(len(rest), 12)):
+        if not (rest[i - 1].endswith(",") or rest[i - 1] in ("-", "—", "–", ":")):
+            continue
+        if i + 1 < len(rest) and rest[i + 1].lower() not in VALUE_ENDS:  # "…, INC-20431 has the details"
+            continue
+        value = rest[i].strip(_TRIM)
+        if reason == PASSWORD:
+            letters = any(c.isalpha() for c in value)
+            if (letters and _has_digit_or_symbol(value) and _credential_like(value) and not value[0].isdigit()
+                    and not _is_address(value)):
+                return True
+        elif reason in (PIN, ONE_TIME_CODE) and value.isdigit() and len(value) >= 4:
+            return True
+    return False
 
 
 def _has_digit_or_symbol(value: str) -> bool:
@@ -460,6 +559,8 @@ def _cjk_value(reason: str, value: str) -> bool:
         return sum(c.isdigit() for c in value) >= 6
     if reason == PIN:
         return sum(c.isdigit() for c in value) >= 3
+    if reason == ONE_TIME_CODE:
+        return sum(c.isdigit() for c in value) >= 4
     return len(value) >= 3 and not _is_date_or_time(value)
 
 
@@ -469,12 +570,16 @@ def _named_attribute(attribute: str, fact: str) -> str | None:
     if not attribute or not fact:
         return None
     for reason, name_re in _NAME_RES:
-        if reason not in (PASSWORD, PIN, RECOVERY_CODES):
+        if reason not in (PASSWORD, PIN, ONE_TIME_CODE, RECOVERY_CODES):
             continue
         m = name_re.search(attribute)
         after = attribute[m.end():].split() if m else []
         if not m or (after and after[0] not in QUALIFIERS):  # "password manager" is not a password
             continue
+        if m.group(0) in CODE_LIKE_NAMES:  # "clave del curso", or "clave" and "La clave del curso es …"
+            said = name_re.search(fact)
+            if _names_a_thing([*after, "is"]) or (said and _names_a_thing(_clause(fact, said.end()))):
+                continue
         words = fact.split()
         if len(words) == 1:  # the value alone: "Tr0ub4dor&3"
             return reason if words[0].strip(_TRIM) else None

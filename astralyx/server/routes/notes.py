@@ -15,7 +15,7 @@ from ...auth.actor import Actor
 from ...core import Astralyx
 from ...errors import BadRequest
 from ...metis.notes import Note, parse, render
-from ..body import parse_json
+from ..body import parse_json, surrogate_problem
 from ..deps import get_actor, get_core
 from ..models import TEXT, NoteOut
 from ..openapi import errors
@@ -50,12 +50,17 @@ async def _body(request: Request) -> tuple[dict, str]:
         metadata = data.get("metadata") or {}
         if not isinstance(metadata, dict):
             raise BadRequest("metadata must be an object", code="INVALID_NOTE")
-        return metadata, data.get("content", "")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise BadRequest("A note is UTF-8 text", code="INVALID_NOTE") from None
-    return parse(text)
+        note = metadata, data.get("content", "")
+    else:
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise BadRequest("A note is UTF-8 text", code="INVALID_NOTE") from None
+        note = parse(text)  # YAML front matter has "\\udc00" escapes too (libyaml refuses them; PyYAML's own loader not)
+    problem = surrogate_problem({"metadata": note[0], "content": note[1]})
+    if problem:  # the rule of every JSON body (models.Body), with this route's code
+        raise BadRequest(f"The note is not valid: {problem}", code="INVALID_NOTE")
+    return note
 
 
 def _mount(area: str) -> None:

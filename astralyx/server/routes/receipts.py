@@ -8,6 +8,8 @@ from fastapi import APIRouter, Body, Depends
 
 from ...auth.actor import Actor
 from ...core import Astralyx
+from ...errors import Invalid
+from ..body import surrogate_problem
 from ..deps import get_actor, get_core
 from ..openapi import errors
 
@@ -28,6 +30,9 @@ def verify_receipt(
     core: Astralyx = Depends(get_core),
 ) -> dict:
     """Valid, or exactly why not: a changed field (named), an altered signature, another key."""
+    problem = surrogate_problem(document)
+    if problem:  # the rule of every JSON body (models.Body): this one has no model
+        raise Invalid(f"The request is not valid: {problem}", code="INVALID_REQUEST")
     return core.receipts.check(actor, document).to_dict()
 
 
