@@ -3,7 +3,8 @@
 Linear means each doubling of the text about doubles the time. The inputs are the hard cases a
 reviewer found (a 20 MiB single-line .md pinned a core for over a minute): a paragraph with no
 blank line to split at, and an ATX heading whose title is a long run of spaces (a backtracking
-regex once read it in time proportional to the square of its length).
+regex once read it in time proportional to the square of its length); and a text whose every
+paragraph is a label ("Label 7:"), each joined to the next (joined once, not copied for each).
 
     .venv/bin/python bench/chunking.py [--sizes 1 2 4 8] [--write]
 """
@@ -44,7 +45,18 @@ def heading_of_spaces(size: int) -> str:
     return "# a" + " " * (size - 4) + "b"
 
 
-CASES = {"one line": one_line, "paragraphs of 400": paragraphs, "a heading of spaces": heading_of_spaces}
+def labels(size: int) -> str:
+    """Every paragraph a label ('Label 7:'): each is joined to the next, the whole text one run."""
+    out, n, i = [], 0, 0
+    while n < size:
+        out.append(f"Label {i}:\n\n")
+        n += len(out[-1])
+        i += 1
+    return "".join(out)[:size]
+
+
+CASES = {"one line": one_line, "paragraphs of 400": paragraphs, "a heading of spaces": heading_of_spaces,
+         "every paragraph a label": labels}
 
 
 def timed(text: str, runs: int = 3) -> tuple[float, int]:

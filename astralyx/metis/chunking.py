@@ -4,6 +4,10 @@ Readers turn a document into `Block`s (headings and paragraphs, each with its li
 `pack` groups paragraphs of one section into chunks of at most `MAX_CHARS` characters, so
 that 8 passages fit in the search budget (about 6,000 characters). A paragraph longer than
 that is split at a sentence or word boundary, never in the middle of a word.
+
+A label stays with what it introduces: a paragraph ending in ":" (`* CVE-2022-23521:`, "Options:")
+or a list item's lone first line is joined to the paragraph after it, so no passage ends with a
+label whose text is in the next one (a search for the label would miss the text).
 """
 
 from __future__ import annotations
@@ -12,12 +16,17 @@ import re
 from dataclasses import dataclass, field
 
 MAX_CHARS = 700  # 8 × 700 = 5,600: eight passages fit in the ~6,000-character budget
+# How passages are cut, as an index records it: when it changes, a sync reads every file again (index/service.py).
+# 2: a label stays with what it introduces.
+VERSION = "2"
 SEPARATOR = " › "
 
 _ATX = re.compile(r" {0,3}(#{1,6})(?=[ \t]|$)")  # the opening only: the rest is cut in atx_heading, linearly
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
-_SENTENCE_END = re.compile(r"[.!?;:][\"')\]]*\s")
+_SENTENCE_END = re.compile(r"[.!?;][\"')\]]*\s")  # not ':': a colon introduces what follows
+_LIST_ITEM = re.compile(r"[ \t]*(?:[*+\-•]|\d{1,3}[.)])[ \t]+\S")
+LABEL_GAP = 3  # a label joins a paragraph at most this many lines below its last line (two blank lines)
 
 
 @dataclass
@@ -137,6 +146,7 @@ def pack(blocks: list[Block], max_chars: int = MAX_CHARS) -> list[Chunk]:
     chunks: list[Chunk] = []
     stack: list[tuple[int, str]] = []
     current: list[Block] = []
+    blocks = join_labels(blocks)
 
     def headings() -> list[str]:
         return [title for _, title in stack]
@@ -173,9 +183,56 @@ def pack(blocks: list[Block], max_chars: int = MAX_CHARS) -> list[Chunk]:
     return chunks
 
 
+def join_labels(blocks: list[Block]) -> list[Block]:
+    """Each paragraph that introduces the next (`introduces`) joined to it, with the blank lines
+    between kept, so the lines of the joined block are still those of the file. Linear: a run of
+    labels (every paragraph ending in ':') is joined once, not copied again for each one."""
+    out: list[Block] = []
+    run: list[Block] = []
+
+    def close() -> None:
+        if len(run) == 1:
+            out.append(run[0])
+        elif run:
+            parts = [run[0].text]
+            for prev, block in zip(run, run[1:], strict=False):
+                gap = 2 if prev.line is None or block.line is None else block.line - prev.line - prev.text.count("\n")
+                parts += ["\n" * gap, block.text]
+            out.append(Block("".join(parts), line=run[0].line, page=run[0].page))
+        run.clear()
+
+    for block in blocks:
+        prev = run[-1] if run else None
+        if prev is None or block.level or prev.level or prev.page != block.page or not introduces(prev, block):
+            close()
+        run.append(block)
+    close()
+    return out
+
+
+def introduces(label: Block, after: Block) -> bool:
+    """Does `label` introduce `after`: its last line ends in ':' (a short label, or a sentence such as
+    "the options are:"), or it is a list item's first line alone with the item's text indented below it.
+    Only when `after` is near (at most LABEL_GAP lines down): far below, it is no longer what was introduced."""
+    if label.line is not None and after.line is not None:
+        if after.line - label.line - label.text.count("\n") > LABEL_GAP:
+            return False
+    last = label.text[label.text.rfind("\n") + 1 :]
+    if last.rstrip().endswith(":"):
+        return True
+    if "\n" in label.text or not _LIST_ITEM.match(last):
+        return False
+    return _indent(after.text) > _indent(last)
+
+
+def _indent(text: str) -> int:
+    return len(text) - len(text.lstrip(" \t"))
+
+
 def split_text(text: str, max_chars: int = MAX_CHARS) -> list[tuple[str, int]]:
     """Pieces of at most max_chars with their offsets, cut after a sentence when one ends late
-    enough, else at a space. Only a single word longer than max_chars is cut inside."""
+    enough, else at a line break, else at a space. Only a single word longer than max_chars is cut
+    inside. A piece never ends with a label (a line, or a word, ending in ':'): it goes to the next."""
     pieces: list[tuple[str, int]] = []
     pos = 0
     n = len(text)
@@ -193,12 +250,28 @@ def split_text(text: str, max_chars: int = MAX_CHARS) -> list[tuple[str, int]]:
             if m.end() - 1 >= max_chars // 2:
                 cut = m.end() - 1
         if cut < 0:
-            cut = max(window.rfind(" "), window.rfind("\n"), window.rfind("\t"))
+            cut = window.rfind("\n")  # whole lines (a list, a log) when a line ends late enough
+            if cut < max_chars // 2:
+                cut = max(window.rfind(" "), window.rfind("\n"), window.rfind("\t"))
             if cut <= 0:  # one word longer than a chunk: nothing else to do
                 cut = max_chars
+            else:
+                cut = _before_label(window, cut, max_chars // 4)
         pieces.append((text[pos : pos + cut].rstrip(), pos))
         pos += cut
     return [(p, o) for p, o in pieces if p]
+
+
+def _before_label(window: str, cut: int, least: int) -> int:
+    """The cut moved before a label the piece would end with (its line, else its word), if the piece
+    keeps at least `least` characters; else the cut as it was."""
+    piece = window[:cut].rstrip()
+    if not piece.endswith(":"):
+        return cut
+    start = piece.rfind("\n") + 1  # the label's line; in a piece of one line, the label's word
+    if not start:
+        start = max(piece.rfind(" "), piece.rfind("\t")) + 1
+    return start if start >= least else cut
 
 
 def _one_line(text: str) -> str:

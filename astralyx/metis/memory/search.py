@@ -3,7 +3,8 @@
 The index reads notes/memory/ with `read_fact`: the passage is the fact, its title "Ana — role",
 where it sits "Ana › role › current since 2026-10-12" (or "held 2026-09-01 – 2026-10-12" for a fact
 of the history), and its document attrs (status, said_at, until) let `rerank` put current facts
-before history and, with `as_of`, keep only the facts that held on that date.
+before history and, with `as_of`, keep only the facts that held on that date. A question that
+names a date ("in April 2026", dates.py) puts the facts that held then first, the others after.
 """
 
 from __future__ import annotations
@@ -12,12 +13,12 @@ from collections.abc import Callable
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from ...errors import Invalid
 from ..bases import KnowledgeBase
 from ..chunking import Chunk
 from ..parsing import ParsedDocument
 from ..writer import holds_facts
-from .facts import CURRENT_DIR, DATE_FORMS, HISTORY_DIR, Fact, moment, parse
+from .dates import Period, asked_period
+from .facts import CURRENT_DIR, HISTORY_DIR, Fact, moment, parse
 from .timeline import held_on, norm_name
 
 if TYPE_CHECKING:
@@ -79,23 +80,23 @@ def _fact_of(hit: Any) -> Fact | None:
     )
 
 
-def rerank(base: KnowledgeBase, hits: list[Hit], as_of: str | None) -> list[Hit]:
-    """Current facts before their history; as_of: only the facts that held on that date."""
+def rerank(base: KnowledgeBase, hits: list[Hit], as_of: str | None, query: str = "") -> list[Hit]:
+    """Current facts before their history; as_of: only the facts that held on that date; a date the
+    query names: the facts that held then first (the others kept after them)."""
     if as_of:
         from .service import as_of_moment
 
-        try:
-            at = as_of_moment(as_of)
-        except Invalid:
-            raise Invalid(f"as_of {as_of!r} is not a date: write {DATE_FORMS}", code="INVALID_QUERY") from None
+        at = as_of_moment(as_of)  # a bad date: INVALID_DATE, as everywhere
         kept = []
         for hit in hits:
             fact = _fact_of(hit)
             if fact is not None and held_on(fact, at):
                 kept.append(hit)
         return kept
-    # Per subject+attribute: its current fact first, then its history, newest first; the groups keep
-    # the rank of their best hit, so a relevant history fact is not pushed out by unrelated current ones.
+    asked = asked_period(query) if query else None
+    # Per subject+attribute: what held at the date asked about first, then its current fact, then its
+    # history, newest first; the groups keep the rank of their best hit, so a relevant history fact
+    # is not pushed out by unrelated current ones.
     groups: dict[tuple[str, str], list[Hit]] = {}
     for hit in hits:
         attrs = hit.attrs or {}
@@ -111,8 +112,19 @@ def rerank(base: KnowledgeBase, hits: list[Hit], as_of: str | None) -> list[Hit]
             key=lambda h: moment(str(h.attrs.get("said_at"))),
             reverse=True,
         )
-        out.extend(current + history)
+        ordered = current + history
+        if asked is not None:
+            ordered = [h for h in ordered if _held_in(h, asked)] + [h for h in ordered if not _held_in(h, asked)]
+        out.extend(ordered)
     return out
+
+
+def _held_in(hit: Hit, period: Period) -> bool:
+    attrs = hit.attrs or {}
+    if not attrs.get("said_at"):
+        return False
+    until = attrs.get("until")
+    return period.overlaps(moment(str(attrs["said_at"])), moment(str(until)) if until else None)
 
 
 def install(index: Any, search: Any) -> None:
