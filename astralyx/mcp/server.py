@@ -28,7 +28,7 @@ import anyio.to_thread
 import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
 from .. import __version__
 from ..auth.actor import Actor
@@ -66,6 +66,12 @@ class _Args(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+def base_field(description: str) -> Any:
+    """`base`: which base (or memory) a call is about, the one name in every tool. `memory`, its name in
+    remember, keep_facts and recall before, is still taken for clients written then (not in the schema)."""
+    return Field(default=None, validation_alias=AliasChoices("base", "memory"), description=description)
+
+
 class SearchArgs(_Args):
     query: str = Field(description="What to look for, in a few words or a question")
     base: str | None = Field(default=None, description="The knowledge base to search; may be left out when there is one")
@@ -88,7 +94,7 @@ class Message(_Args):
 
 
 class RememberArgs(_Args):
-    memory: str | None = Field(default=None, description="The memory to keep facts in; may be left out when there is one")
+    base: str | None = base_field("The memory to keep facts in; may be left out when there is one")
     text: str | None = Field(default=None, description="The conversation or text to read for facts (or give messages)")
     messages: list[Message] | None = Field(default=None, description="The conversation as messages (or give text)")
     source: str | None = Field(default=None, description="Where the facts come from, kept with each (e.g. 'chat: standup')")
@@ -107,13 +113,13 @@ class FactArg(_Args):
 
 
 class KeepArgs(_Args):
-    memory: str | None = Field(default=None, description="The memory to keep them in; may be left out when there is one")
+    base: str | None = base_field("The memory to keep them in; may be left out when there is one")
     facts: list[FactArg] = Field(min_length=1, description="The facts the person chose to keep (remember's proposals "
                                                            "may be passed as they are)")
 
 
 class RecallArgs(_Args):
-    memory: str | None = Field(default=None, description="The memory to read; may be left out when there is one")
+    base: str | None = base_field("The memory to read; may be left out when there is one")
     subject: str | None = Field(default=None, description="Only facts about this subject")
     attribute: str | None = Field(default=None, description="Only facts of this attribute")
     as_of: str | None = Field(default=None, description="What held on this date (2026-09-30) instead of now")
@@ -366,7 +372,7 @@ class AstralyxMcp:
         client = f"mcp:{info.name}" if info is not None and info.name else "mcp"
         headers = getattr(request, "headers", None)
         session = (headers.get("mcp-session-id") if headers is not None else None) or self.session
-        return Caller(actor, bases, client, f"MCP session {session}")
+        return Caller(actor, bases, client, f"MCP session {session}", over_http=bool(asked))
 
     # -- tools ------------------------------------------------------------------------
     async def _list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
@@ -483,7 +489,7 @@ class AstralyxMcp:
             else:
                 raise Invalid("Give the conversation to read: text, or messages [{role, content}]",
                               code="INVALID_ARGUMENTS")
-            name = await call.run(tools.memory, caller, args.memory, mcp_tools.WRITE_CONTENT)
+            name = await call.run(tools.memory, caller, args.base, mcp_tools.WRITE_CONTENT)
             source = args.source or caller.client
             found = await call.progress(
                 lambda: tools.extract(caller, name, messages, source=source, said_at=args.said_at),
@@ -531,10 +537,10 @@ class AstralyxMcp:
     async def _keep(self, call: Call, args: KeepArgs) -> dict[str, Any]:
         source = call.caller.client
         facts = [{**f.model_dump(exclude_none=True), "source": f.source or source} for f in args.facts]
-        return await call.run(self.tools.keep, call.caller, args.memory, facts)
+        return await call.run(self.tools.keep, call.caller, args.base, facts)
 
     async def _recall(self, call: Call, args: RecallArgs) -> dict[str, Any]:
-        return await call.run(self.tools.recall, call.caller, args.memory, args.subject, args.attribute, args.as_of,
+        return await call.run(self.tools.recall, call.caller, args.base, args.subject, args.attribute, args.as_of,
                               args.history)
 
     # -- resources: bases, and their notes by path ----------------------------------------

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ...util import quoted
-from ..output import json_option, print_json
+from ..output import json_option, print_json, wrapped
 from ..state import State, pass_state
 from . import eos
 
@@ -69,4 +69,5 @@ def tools(state: State, deployment: str, what: str | None, base: str | None, sea
             click.echo(f"{deployment}: {t['name']} saves notes to {base} on its own, at once: each is listed on the base "
                        "with Undo (at most 30 an hour)")
     if data.get("warning") and any(t["builtin"] == "search_knowledge" for t in mine):
-        click.secho(f"Note: {data['warning']}", fg="yellow", err=True)
+        click.echo(err=True)  # a paragraph of its own, apart from the lines above
+        click.secho(wrapped(f"Note: {data['warning']}", indent="      "), fg="yellow", err=True)

@@ -12,12 +12,12 @@ from collections.abc import Callable
 from typing import Any
 
 import click
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import Progress
 
 from ...metis.jobs import duration
 from ...util import quoted
 from ..client import ApiError
-from ..output import console
+from ..output import progress
 from ..state import State
 
 POLL = 0.5  # seconds between two looks at the job
@@ -29,11 +29,7 @@ def _url(base: str, rest: str) -> str:
 
 
 def _bar() -> Progress:
-    return Progress(
-        TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.fields[counts]}"),
-        TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TextColumn("{task.fields[document]}", style="dim"),
-        console=console, transient=True, disable=not console.is_terminal,  # no bar in pipes and logs
-    )
+    return progress("{task.fields[counts]}", "{task.fields[rate]}")
 
 
 def describe(job: dict[str, Any]) -> tuple[str, int | None, int, str, str]:

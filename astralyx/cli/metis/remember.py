@@ -8,6 +8,12 @@
     kept 1; 1 replaced an older fact
 
     $ astra metis remember team --subject Bruno --attribute city --fact "Bruno lives in Recife."
+    kept 1
+
+    $ astra metis remember team --subject Bruno --attribute city --fact "Bruno lives in Olinda."
+    new  Bruno — city: Bruno lives in Olinda.  (2026-12-04, by hand)
+          replaces: Bruno lives in Recife.
+    kept 1; 1 replaced an older fact
 """
 
 from __future__ import annotations
@@ -185,8 +191,8 @@ def remember(
         if as_json:
             return print_json(answer)
         for result in answer.get("facts") or []:
-            if result.get("change") == "replaces" and result.get("replaces"):
-                click.echo(f"{INDENT}replaces: {result['replaces']['fact']}")
+            if result.get("change") in ("replaces", "older"):  # the fact kept, then what it replaced or follows
+                show({**result, "status": result["change"]})
         return click.echo(summary(answer))
 
     if from_file != "-" and not Path(from_file).is_file():

@@ -6,10 +6,10 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import Progress
 
 from ...util import quoted
-from ..output import console, json_option, print_json, print_table
+from ..output import json_option, print_json, print_table, progress
 from ..state import State, pass_state
 from . import metis
 from .follow import follow, report
@@ -20,11 +20,7 @@ def _url(base: str, rest: str) -> str:
 
 
 def _progress() -> Progress:
-    return Progress(
-        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        TextColumn("{task.fields[document]}", style="dim"),
-        console=console, transient=True, disable=not console.is_terminal,  # no bar in pipes and logs
-    )
+    return progress("{task.completed}/{task.total}")
 
 
 def _job(state: State, base: str, kind: str, verb: str, no_wait: bool, quiet: bool, as_json: bool) -> None:

@@ -59,7 +59,7 @@
 
   function showSources(answer, prefix, passages) {
     if (!passages.length) return;
-    const list = el("ol", { class: "sources", "aria-label": "Sources" });
+    const list = el("ol", { class: "sources", role: "list", "aria-label": "Sources" });
     for (const p of passages) {
       const item = el("li", { id: `${prefix}-p${p.ref}`, value: String(p.ref) },
         el("strong", { text: `[${p.ref}] ${p.title || p.document}` }), " ",
