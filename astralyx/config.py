@@ -50,10 +50,36 @@ class Settings:
         metadata={"help": "Model of the embedded embedding deployment a new workspace gets."},
     )
 
+    source_roots: str = field(
+        default="",
+        metadata={"help": "Folders a base's folder sources may lie under (separated by the OS's path separator; a list "
+                          "in config.toml), whoever names them. Empty: only the local CLI's owner names folders. "
+                          "The data directory is never a source."},
+    )
+    allow_link_local_upstreams: bool = field(
+        default=False,
+        metadata={"help": "Let an upstream deployment's URL be link-local (169.254.0.0/16, fe80::/10) or a cloud "
+                          "metadata host."},
+    )
+
     database_url: str = field(
         default="",
         metadata={"help": "PostgreSQL for records and indexes (postgresql://…, with the vector extension); "
                           "empty: SQLite files in the data directory."},
+    )
+    # A replica (process) holds at most database_pool_size + database_lock_pool_size connections to PostgreSQL.
+    database_pool_size: int = field(
+        default=10,
+        metadata={"help": "PostgreSQL connections a replica lends to statements and transactions (a bounded pool)."},
+    )
+    database_lock_pool_size: int = field(
+        default=5,
+        metadata={"help": "PostgreSQL connections a replica lends to threads holding advisory locks "
+                          "(a write to a base's files, a large load, a job), apart from the statements' pool."},
+    )
+    database_pool_timeout: float = field(
+        default=10.0,
+        metadata={"help": "Seconds a request waits for a PostgreSQL connection before it answers 503 DATABASE_BUSY."},
     )
 
     @classmethod

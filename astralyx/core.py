@@ -21,7 +21,7 @@ from .eos.deployments import Deployments, DeploymentSpec, EmbeddedRuntime
 from .eos.gateway import Gateway
 from .eos.receipts import Receipts
 from .eos.runtimes import Runtimes
-from .metis.bases import KnowledgeBases
+from .metis.bases import WORKSPACE_EMBEDDING, KnowledgeBases
 from .metis.documents import Documents
 from .metis.index import Index
 from .metis.jobs import JobStore, SyncJobs
@@ -29,6 +29,7 @@ from .metis.memory import Memory
 from .metis.memory.extract import Extractor
 from .metis.memory.search import install as install_memory_search
 from .metis.notes import Notes
+from .metis.roots import SourceRoots, parse_roots
 from .metis.saves import Saves
 from .metis.search import Search
 from .metis.writer import Writer
@@ -49,18 +50,21 @@ class Astralyx:
         self.home.mkdir(parents=True, exist_ok=True)
         os.chmod(self.home, 0o700)
         # The records: astralyx.db here, or PostgreSQL (database_url); brought to the latest schema version.
-        self.db = open_records(self.home, self.settings.database_url or None)
+        self.db = open_records(self.home, self.settings.database_url or None, self.settings)
         migrate(self.db, RECORD_STEPS)
         # Under PostgreSQL the bases' folders are locked with its advisory locks: replicas share them.
         locks.use_postgres(self.home, self.settings.database_url or None)
         self.workspaces = Workspaces(self.db)
         self.keys = Keys(self.db)
         self.models = Models(self.home)
-        self.deployments = Deployments(self.db, self.models, self.workspaces)
+        self.deployments = Deployments(self.db, self.models, self.workspaces,
+                                       allow_link_local_upstreams=self.settings.allow_link_local_upstreams)
         # Deployments made real: one loaded embedder / chat model per deployment, dropped when it changes.
         self.runtimes = Runtimes(self.deployments, self.models, scale_to_zero_after=self.settings.scale_to_zero_after)
         self.deployments.listeners.append(self.runtimes.drop)
-        self.bases = KnowledgeBases(self.db, self.home, self.deployments)
+        self.bases = KnowledgeBases(self.db, self.home, self.deployments,
+                                    source_roots=SourceRoots(self.home, parse_roots(self.settings.source_roots)))
+        self.bases.health = self.runtimes.health  # a base created without saying embeds with e5-small if it can run
         # Every file of a base is written through one writer; the index hears of each change from it.
         self.writer = Writer()
         self.notes = Notes(self.bases, self.writer)
@@ -129,10 +133,10 @@ class Astralyx:
     def _default_deployments(self, workspace: str) -> None:
         """Zero configuration: every new workspace gets an embedded embedding model, so its
         bases can search with embeddings at once."""
-        if self.deployments.find(workspace, "e5-small") is None:
+        if self.deployments.find(workspace, WORKSPACE_EMBEDDING) is None:
             model = self.settings.default_embedding_model
             spec = DeploymentSpec(model=model, kind="embedding", runtime=EmbeddedRuntime())
-            self.deployments.put(None, workspace, "e5-small", spec)
+            self.deployments.put(None, workspace, WORKSPACE_EMBEDDING, spec)
 
     def _remove_orphan_temps(self) -> None:
         """Temp files of atomic writes a crash interrupted stay in the bases' folders: remove them."""
@@ -151,6 +155,7 @@ class Astralyx:
     def close(self) -> None:
         """Close the open files (index files, database connections); what runs again after it reopens them."""
         self.documents.jobs.stop()  # syncs under way stop at their next batch
+        self.runtimes.close()  # embedded chat models' worker processes end with the server
         self.index.close_all()
         self.db.close()
         self._started = False

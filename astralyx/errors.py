@@ -29,6 +29,9 @@ CODES: dict[str, tuple[int, str]] = {
     "FORBIDDEN": (403, "The key may not do this"),
     "PERMISSION_DENIED": (403, "The key's role lacks the permission named in details.permission"),
     "CROSS_SITE": (403, "A console form or call came from another site"),
+    "SOURCE_NOT_ALLOWED": (403, "A base's source folder is where the server does not let bases read (the data directory, "
+                                "or outside source_roots)"),
+    "UPSTREAM_NOT_ALLOWED": (403, "An upstream URL points at a link-local or metadata address (allow_link_local_upstreams)"),
     # 404: the thing the address (or an OpenAI request's model) names does not exist
     "NOT_FOUND": (404, "No such address"),
     "BASE_NOT_FOUND": (404, "No knowledge base of that name in the key's workspace"),
@@ -66,7 +69,7 @@ CODES: dict[str, tuple[int, str]] = {
     # 413: too much at once
     "TOO_LARGE": (413, "The request body is over the size limit"),
     "FILE_TOO_LARGE": (413, "An uploaded file is over the size limit"),
-    "CONVERSATION_TOO_LONG": (413, "The conversation is too long for the extractor to read at once"),
+    "CONVERSATION_TOO_LONG": (413, "The conversation is too long for the model's context, or for the extractor to read"),
     "NOTE_TOO_LARGE": (413, "A note is over 10,000,000 characters"),
     # 415
     "UNSUPPORTED_MEDIA_TYPE": (415, "The body's content type is not one the route takes"),
@@ -88,6 +91,7 @@ CODES: dict[str, tuple[int, str]] = {
     "INVALID_SPEC": (422, "A base's or deployment's spec is not valid"),
     "INVALID_STATE": (422, "An MCP request_state is not one this server gave"),
     "INVALID_TOOLS": (422, "A deployment's tools are not valid"),
+    "INVALID_UPSTREAM_URL": (422, "An upstream's URL is not an http(s) base URL that parses (the message says why)"),
     "MODEL_FILE_MISSING": (422, "The model file named does not exist on the server's machine"),
     "MODEL_NEEDS_FILE": (422, "The model can only be added from a file"),
     "NOT_GGUF": (422, "The file is not a GGUF file"),
@@ -124,6 +128,9 @@ CODES: dict[str, tuple[int, str]] = {
     "TOOL_UNAVAILABLE": (503, "A built-in tool cannot run on this edge server (a tool result, not an HTTP answer)"),
     "MODEL_PACKAGE_MISSING": (503, "The package that ships the model is not installed"),
     "SYNC_CANCELLED": (503, "The sync was stopped (its base was deleted, or the server is stopping)"),
+    "DATABASE_BUSY": (503, "PostgreSQL has no free connection in time, or is restarting: try again after Retry-After"),
+    "NO_VECTOR_EXTENSION": (503, "PostgreSQL lacks the vector extension and the role may not create it (start stops)"),
+    "INDEX_CLOSED": (503, "The base's index was closed meanwhile (the base deleted, or its index rebuilt): try again"),
 }
 
 def table() -> str:
@@ -142,6 +149,7 @@ def status_of(code: str, default: int = 400) -> int:
 class AstralyxError(Exception):
     status: int = 400
     code: str = "BAD_REQUEST"
+    retry_after: int | None = None  # seconds, sent as Retry-After
 
     def __init__(self, message: str, *, code: str | None = None, details: dict[str, Any] | None = None) -> None:
         super().__init__(message)
@@ -201,6 +209,13 @@ class BadGateway(AstralyxError):
 
 class Unavailable(AstralyxError):
     status, code = 503, "UNAVAILABLE"
+
+
+class DatabaseBusy(Unavailable):
+    """No database connection in time, or the database refuses or drops them (too many clients, restarting)."""
+
+    code = "DATABASE_BUSY"
+    retry_after = 2
 
 
 def validation_message(what: str, e: Any) -> str:

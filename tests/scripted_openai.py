@@ -66,6 +66,7 @@ class ScriptedOpenAI:
         self.model = model
         self.script: deque[Reply] = deque()
         self.requests: list[dict] = []
+        self.models_asked = 0  # GET /v1/models: how often the server was checked
         self.default: Reply | None = None
         self.embed_delay = 0.0  # seconds each embeddings answer takes (a slow embedding server)
         self.port = _free_port()
@@ -131,6 +132,7 @@ class ScriptedOpenAI:
         self.stop()
 
     async def _models(self, request: Request) -> Response:
+        self.models_asked += 1
         return JSONResponse({"object": "list", "data": [{"id": self.model, "object": "model", "owned_by": "scripted"}]})
 
     async def _embeddings(self, request: Request) -> Response:

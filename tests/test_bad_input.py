@@ -43,7 +43,7 @@ def error(response, status, code):
 
 @pytest.mark.parametrize("said_at", ["0001-01-01T00:30:00+01:00", "9999-12-31T23:30:00-01:00"])
 def test_said_at_past_the_ends_of_time_is_refused(bases, said_at):
-    assert "between the years 1 and 9999" in error(keep(bases, said_at), 422, "INVALID_FACT")
+    assert "between the years 1 and 9999" in error(keep(bases, said_at), 422, "INVALID_DATE")
     assert bases.get("/v1/metis/knowledge-bases/team/memory").json()["subjects"] == []
 
 
@@ -67,7 +67,7 @@ def test_as_of_at_the_ends_of_time(bases):
     edge = "0001-01-01T00:00:00+01:00"
     error(bases.get("/v1/metis/knowledge-bases/team/memory", params={"as_of": edge}), 422, "INVALID_DATE")
     searched = bases.post("/v1/metis/knowledge-bases/team/search", json={"query": "data team", "as_of": edge})
-    error(searched, 422, "INVALID_QUERY")
+    error(searched, 422, "INVALID_DATE")
 
 
 @pytest.mark.parametrize(

@@ -52,7 +52,8 @@ def test_deployment_of_the_wrong_kind_is_refused(client):
 def test_optional_parts_and_defaults(client):
     response = client.post("/v1/metis/knowledge-bases", json={"metadata": {"name": "notes-only"}})
     assert response.status_code == 201
-    assert response.json()["spec"] == {"kind": "documents", "sources": []}
+    # no embedding said: the workspace's (tests/test_embedding_default.py)
+    assert response.json()["spec"] == {"kind": "documents", "sources": [], "embedding": {"deployment": "e5-small"}}
     memory = client.post("/v1/metis/knowledge-bases", json={"metadata": {"name": "m"}, "spec": {"kind": "memory"}})
     assert memory.status_code == 201
 

@@ -29,7 +29,7 @@ def test_create_with_patterns_then_update_them(astra, tmp_path):
     assert [d["document"] for d in docs] == ["docs:handbook/a.md", "docs:handbook/old/c.md"]
 
     out = astra("metis", "update", "handbook", "--exclude", "old/**").output
-    assert f"updated handbook: embedding none (keywords), source {src} (include *.md; exclude old/**)" in out
+    assert f"updated handbook: embedding e5-small, source {src} (include *.md; exclude old/**)" in out
     assert "the next sync indexes what the folders hold now: astra metis sync handbook" in out
     astra("metis", "sync", "handbook")
     docs = json.loads(astra("metis", "documents", "handbook", "--json").output)["documents"]

@@ -19,6 +19,9 @@ from pathlib import Path
 import pytest
 from openai import OpenAI
 
+from astralyx.metis.memory.dates import asked_period
+from astralyx.metis.memory.facts import moment
+
 from .conftest import ADMIN_TOKEN
 from .docs_helpers import astra, served, shell
 
@@ -147,7 +150,16 @@ def test_memory_doc_remember_a_conversation(team, scripted_openai, tmp_path, mon
     assert history["document"].startswith("memory:team/f_") and history["where"].startswith("Ana › role › held 2026-09-01")
     research = next(i for i, t in enumerate(texts) if "Ana works in research." in t)
     leads = next(i for i, t in enumerate(texts) if "Ana leads the data team." in t)
-    assert research < leads
+    # A month in the question weighs like as_of: what held in the September asked about (the latest) first.
+    since, until = history["where"].removeprefix("Ana › role › held ").split(" – ")
+    september = asked_period("what was Ana's role in September?")
+    assert september is not None
+    assert (leads < research) == september.overlaps(moment(since), moment(until))
+    # Without a date, current facts before the history.
+    undated = shell("""curl -fsS -X POST "$ASTRALYX_API/metis/knowledge-bases/team/search" \\
+        -H "Authorization: Bearer $ASTRALYX_TOKEN" -H 'content-type: application/json' -d '{"query": "Ana role"}'""")
+    now = [r["text"] for r in undated.json()["results"]]
+    assert now.index("Ana works in research.") < now.index("Ana leads the data team.")
 
 
 def test_memory_doc_replacement_table(team):
@@ -338,7 +350,9 @@ def tools_setup(client, api, scripted_openai, home, tmp_path):
     assert r.status_code == 201, r.text
     r = client.post("/v1/metis/knowledge-bases/handbook/files", files={"file": ("leave.md", LEAVE, "text/markdown")})
     assert r.status_code == 201, r.text
-    assert client.post("/v1/metis/knowledge-bases", json={"metadata": {"name": "journal"}}).status_code == 201
+    # by keywords: a search that matches nothing says so (a hybrid base always has nearest passages)
+    journal = {"metadata": {"name": "journal"}, "spec": {"embedding": None}}
+    assert client.post("/v1/metis/knowledge-bases", json=journal).status_code == 201
     return scripted_openai
 
 
@@ -353,7 +367,8 @@ def test_tools_doc_give_it_the_tools(tools_setup, client):
         "chat: save_to_knowledge saves notes to handbook, asking before saving (a draft to save or discard)",
     ]
     # "Who searches through the deployment": the CLI says it when a base is given for search.
-    assert "Anyone who may call chat" in out and "even without permission to read it" in out
+    said = " ".join(out.split())  # the note is a paragraph wrapped at the terminal's width
+    assert "Anyone who may call chat" in said and "even without permission to read it" in said
     out = astra("eos", "tools", "chat", "knowledge", "journal", "--save-on-its-own").output
     assert out.startswith("chat: save_to_journal saves notes to journal on its own")
     # The listing exactly as printed in the doc, by the CLI as installed too.

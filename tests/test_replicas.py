@@ -18,6 +18,13 @@ import pytest
 from .conftest import ADMIN_TOKEN
 from .postgres_server import free_port
 
+
+@pytest.fixture(autouse=True)
+def _source_roots(monkeypatch, tmp_path):
+    """API keys name folder sources here: the operator allows the test's folder (metis/roots.py)."""
+    monkeypatch.setenv("ASTRALYX_SOURCE_ROOTS", str(tmp_path))
+
+
 MEMORY = "/v1/metis/knowledge-bases/team/memory"
 TEAM = {"metadata": {"name": "team"}, "spec": {"kind": "memory"}}
 

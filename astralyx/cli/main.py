@@ -15,9 +15,11 @@ class Group(click.Group):
     """Print API errors as one clear line (and exit 1) instead of a traceback."""
 
     def invoke(self, ctx: click.Context):
+        from ..errors import AstralyxError
+
         try:
             return super().invoke(ctx)
-        except ApiError as e:
+        except (ApiError, AstralyxError) as e:  # the domain's own: opening the data directory (`astra serve`)
             click.secho(f"Error: {e.message} ({e.code})", fg="red", err=True)
             sys.exit(1)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from typing import Any
+from urllib.parse import urlencode
 
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -79,6 +80,25 @@ async def create_base(ctx: Ctx) -> Response:
     return ctx.redirect(where + base.name, f"Created {base.kind} base {base.name}")
 
 
+DOCUMENTS_PER_PAGE = 50  # a base of 539 documents was one 22,500-pixel table
+
+
+def documents_page(documents: list[dict[str, Any]], asked: str | None, params: Any) -> tuple[list[dict[str, Any]], dict]:
+    """One page of a base's documents (?page=N; past the last: the last) and how to reach the others
+    (links keep the rest of the query: a search shown above the table stays)."""
+    pages = max(1, -(-len(documents) // DOCUMENTS_PER_PAGE))
+    page = min(max(int(asked), 1), pages) if asked and asked.isdigit() else 1
+    start = (page - 1) * DOCUMENTS_PER_PAGE
+    shown = documents[start:start + DOCUMENTS_PER_PAGE]
+
+    def link(n: int) -> str:
+        query = urlencode([(k, v) for k, v in params.multi_items() if k != "page"] + ([("page", str(n))] if n > 1 else []))
+        return ("?" + query if query else "?") + "#documents"
+
+    return shown, {"page": page, "pages": pages, "total": len(documents), "first": start + 1, "last": start + len(shown),
+                   "previous": link(page - 1) if page > 1 else None, "next": link(page + 1) if page < pages else None}
+
+
 def _extras(ctx: Ctx, base, query: str, as_of: str | None) -> dict[str, Any]:
     """Documents, the search's cited passages and the saves of models, from their services."""
     extras: dict[str, Any] = {"documents": None, "saves": None, "query": query, "as_of": as_of or "", "found": None,
@@ -107,6 +127,8 @@ async def show_base(ctx: Ctx) -> Response:
     params = ctx.request.query_params
     as_of = (params.get("as_of", "").strip() or None) if base.kind == "memory" else None
     extras = await ctx.call(_extras, ctx, base, params.get("q", "").strip(), as_of)
+    if extras["documents"] is not None:
+        extras["documents"], extras["paging"] = documents_page(extras["documents"], params.get("page"), params)
     status = await ctx.call(ctx.core.documents.status, ctx.actor, name)
     job = {**status, "text": sync_line(status), "active": status["state"] in ("queued", "running")}
     choices = await ctx.call(deployment_choices, ctx) if ctx.actor.can(MANAGE_BASES) else {"embedding": [], "chat": []}
@@ -271,9 +293,10 @@ async def delete_base(ctx: Ctx) -> Response:
     if str(form.get("confirm_name") or "").strip() != name:
         raise AstralyxError(f"Type the base's name, {name}, to delete it", code="CONFIRM_NAME")
     base = await ctx.call(ctx.core.bases.get, ctx.actor, name)
-    await ctx.call(ctx.core.bases.delete, ctx.actor, name)
+    changed = await ctx.call(ctx.core.bases.delete, ctx.actor, name)
     back = "/metis/memory" if base.kind == "memory" else "/metis/knowledge-bases"
-    return ctx.redirect(back, f"Deleted {name} and everything in it")
+    tools = f"; its tools were removed from {', '.join(changed)}" if changed else ""
+    return ctx.redirect(back, f"Deleted {name} and everything in it{tools}")
 
 
 routes = [

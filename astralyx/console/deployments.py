@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from pydantic import ValidationError
@@ -15,13 +14,14 @@ from ..errors import AstralyxError
 from .web import Ctx, page
 
 
-def health_of(ctx: Ctx, dep) -> dict[str, Any] | None:
-    """The deployment's health from the runtimes service, when this build has one."""
+def health_of(ctx: Ctx, dep, *, check: bool = True) -> dict[str, Any] | None:
+    """The deployment's health from the runtimes service, when this build has one (`check`: an upstream is asked;
+    without, its last check or call is shown)."""
     runtimes = getattr(ctx.core, "runtimes", None)
     if runtimes is None or not hasattr(runtimes, "health"):
         return None
     try:
-        return runtimes.health(dep.workspace, dep.name)
+        return runtimes.health(dep.workspace, dep.name, check=check)
     except Exception as e:  # a health probe must never break the page
         return {"ok": False, "detail": str(e)}
 
@@ -31,12 +31,8 @@ async def list_deployments(ctx: Ctx) -> Response:
     deployments = await ctx.call(ctx.core.deployments.list, ctx.actor)
 
     def check_all() -> list[dict[str, Any]]:
-        if not deployments:
-            return []
-        # Upstream probes wait on the network: side by side, each with its own short timeout.
-        with ThreadPoolExecutor(max_workers=min(8, len(deployments))) as pool:
-            return [{"dep": d, "health": h} for d, h in zip(deployments, pool.map(lambda d: health_of(ctx, d), deployments),
-                                                              strict=True)]
+        # A list calls no upstream: each shows its last check or call (its own page asks it).
+        return [{"dep": d, "health": health_of(ctx, d, check=False)} for d in deployments]
 
     rows = await ctx.call(check_all)
     return ctx.render("eos/list.html", rows=rows)

@@ -4,21 +4,24 @@ from __future__ import annotations
 
 import builtins
 import json
+import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator
 
 from ..auth.actor import Actor
 from ..auth.roles import DEPLOYMENTS_CALL, DEPLOYMENTS_READ, DEPLOYMENTS_UPDATE
 from ..engines import Database, Row
 from ..errors import Invalid, NotFound, validation_message
 from ..util import check_name, iso
+from .urls import check_upstream_url
 
 if TYPE_CHECKING:
     from ..auth import Workspaces
     from .catalog import Models
 
+log = logging.getLogger("astralyx")
 
 
 class EmbeddedRuntime(BaseModel):
@@ -35,13 +38,26 @@ class UpstreamRuntime(BaseModel):
     model: str | None = Field(default=None, description="The model's name upstream (default: the spec's model)")
     api_key_env: str | None = Field(default=None, description="Environment variable holding the API key")
     timeout: float = Field(default=600.0, description="Seconds to wait for an answer")
+    context: int | None = Field(
+        default=None, ge=256,
+        description="The context window the server gives the model, in tokens: search results are fitted to it "
+        "(unset: not known, nothing is fitted)",
+    )
 
 
 class Resources(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    cpu: bool = Field(default=True, description="Runs on CPUs only")
+    cpu: StrictBool = Field(default=True, description="Runs on CPUs only")
     min: int = Field(default=1, ge=0, description="Fewest replicas; 0 scales to zero when idle")
     max: int = Field(default=1, ge=1, description="Most replicas")
+
+    @field_validator("min", "max", mode="before")
+    @classmethod
+    def _a_number(cls, value: Any) -> Any:
+        # As the schema says: a whole number (2.0 is one), not false or "2".
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ValueError("a whole number of replicas")
+        return value
 
 
 class DeploymentSpec(BaseModel):
@@ -100,10 +116,13 @@ def parse_spec(data: Any) -> DeploymentSpec:
 class Deployments:
     """The registry of deployments. How they run is the runtimes' business (eos/runtimes)."""
 
-    def __init__(self, db: Database, models: Models | None = None, workspaces: Workspaces | None = None) -> None:
+    def __init__(self, db: Database, models: Models | None = None, workspaces: Workspaces | None = None,
+                 *, allow_link_local_upstreams: bool = False) -> None:
         self.db = db
         self.models = models
         self.workspaces = workspaces
+        # The operator's setting: may an upstream's URL be link-local (a cloud's metadata service is)? (eos/urls.py)
+        self.allow_link_local_upstreams = allow_link_local_upstreams
         # Called with (workspace, name) after a deployment changed or was deleted (the runtimes drop it).
         self.listeners: list[Callable[[str, str], None]] = []
         # Called with (workspace, spec) before a spec is written: each may refuse it (raise) or
@@ -136,6 +155,8 @@ class Deployments:
         """
         if spec.resources.min > spec.resources.max:
             raise Invalid("resources.min is larger than resources.max", code="INVALID_SPEC")
+        if isinstance(spec.runtime, UpstreamRuntime):
+            check_upstream_url(spec.runtime.url, allow_link_local=self.allow_link_local_upstreams)
         if spec.runtime.type != "embedded" or self.models is None:
             return
         model = self.models.resolve(spec.model)
@@ -157,24 +178,62 @@ class Deployments:
     def _check_sharing(self, workspace: str, spec: DeploymentSpec) -> DeploymentSpec:
         names = []
         for other in spec.shared_with:
-            check_name(other, "Workspace")
-            if other == workspace:
-                raise Invalid(f"{workspace!r} is the deployment's own workspace: share it with another one",
-                              code="INVALID_SPEC")
-            if self.workspaces is not None and not self.workspaces.exists(other):
-                raise Invalid(f"No workspace {other!r} to share with (`astra workspaces` lists them)",
-                              code="WORKSPACE_NOT_FOUND")
+            self._check_share(workspace, other)
             if other not in names:
                 names.append(other)
         return spec.model_copy(update={"shared_with": sorted(names)})
 
+    def _check_share(self, workspace: str, other: str) -> None:
+        check_name(other, "Workspace")
+        if other == workspace:
+            raise Invalid(f"{workspace!r} is the deployment's own workspace: share it with another one",
+                          code="INVALID_SPEC")
+        if self.workspaces is not None and not self.workspaces.exists(other):
+            raise Invalid(f"No workspace {other!r} to share with (`astra workspaces` lists them)",
+                          code="WORKSPACE_NOT_FOUND")
+
     def share(self, actor: Actor, name: str, workspace: str, *, stop: bool = False) -> Deployment:
         """Let `workspace`'s keys call the deployment (or stop at once). Its tools then search and save as
-        this workspace: the doc's warning, said on the deployment's pages."""
-        dep = self.get(actor, name)
+        this workspace: the doc's warning, said on the deployment's pages.
+
+        Only `shared_with` changes, read and written in one transaction: the rest of the spec is not checked
+        again, so stopping never fails on something else (a tool's base deleted, a URL a later rule refuses)."""
+        self.get(actor, name)
         actor.require(DEPLOYMENTS_UPDATE)
-        shared = [w for w in dep.spec.shared_with if w != workspace] + ([] if stop else [workspace])
-        return self.put(actor, actor.workspace, name, dep.spec.model_copy(update={"shared_with": shared}))
+        if not stop:
+            self._check_share(actor.workspace, workspace)
+        with self.db.transaction() as conn:
+            row = conn.execute("SELECT spec FROM deployments WHERE workspace=? AND name=?",
+                               (actor.workspace, name)).fetchone()
+            if row is None:  # pragma: no cover - deleted at the same moment elsewhere
+                raise NotFound(f"Deployment {name!r} not found: `astra eos deployments` lists this workspace's")
+            spec = json.loads(row["spec"])
+            shared = {w for w in spec.get("shared_with") or [] if w != workspace} | (set() if stop else {workspace})
+            spec["shared_with"] = sorted(shared)
+            conn.execute("UPDATE deployments SET spec=?, updated_at=? WHERE workspace=? AND name=?",
+                         (json.dumps(spec, ensure_ascii=False), iso(), actor.workspace, name))
+        self._changed(actor.workspace, name)
+        return self.find(actor.workspace, name)  # type: ignore[return-value]
+
+    def remove_base_tools(self, workspace: str, base: str) -> builtins.list[str]:
+        """A base is gone: its tools leave every deployment of the workspace (logged; the spec no longer lists them).
+        Answers the deployments changed."""
+        changed = []
+        with self.db.transaction() as conn:
+            for row in conn.execute("SELECT name, spec FROM deployments WHERE workspace=?", (workspace,)).fetchall():
+                spec = json.loads(row["spec"])
+                tools = spec.get("tools") or []
+                kept = [t for t in tools if not (isinstance(t, dict) and t.get("knowledge_base") == base)]
+                if len(kept) == len(tools):
+                    continue
+                spec["tools"] = kept
+                conn.execute("UPDATE deployments SET spec=?, updated_at=? WHERE workspace=? AND name=?",
+                             (json.dumps(spec, ensure_ascii=False), iso(), workspace, row["name"]))
+                changed.append(row["name"])
+        for name in changed:
+            log.warning("knowledge base %s/%s was deleted: its tools were removed from deployment %s", workspace, base, name)
+            self._changed(workspace, name)
+        return changed
 
     def callable(self, actor: Actor, model: str) -> Deployment:
         """The deployment a caller's `"model"` names: its own workspace's `<name>`, or `<owner>/<name>` shared
@@ -198,12 +257,12 @@ class Deployments:
     def shared_with_me(self, actor: Actor) -> list[Deployment]:
         """Other workspaces' deployments this one's keys may call."""
         actor.require(DEPLOYMENTS_CALL)
+        # Portable SQL (json_each is SQLite's) narrows to specs naming this workspace; the spec says if it is shared.
         rows = self.db.query(
-            "SELECT * FROM deployments WHERE workspace != ? AND EXISTS "
-            "(SELECT 1 FROM json_each(spec, '$.shared_with') WHERE value = ?) ORDER BY workspace, name",
-            (actor.workspace, actor.workspace),
+            "SELECT * FROM deployments WHERE workspace != ? AND spec LIKE ? ORDER BY workspace, name",
+            (actor.workspace, f"%{json.dumps(actor.workspace)}%"),
         )
-        return [self._row(r) for r in rows]
+        return [dep for dep in map(self._row, rows) if actor.workspace in dep.spec.shared_with]
 
     def _changed(self, workspace: str, name: str) -> None:
         for listener in self.listeners:

@@ -8,6 +8,11 @@ in that same turn are kept and put back into the conversation when the client an
 model still sees them. Malformed arguments and unknown names are answered to the model, which
 can try again. What the client should show (drafts, saves, receipts) comes in the `astralyx`
 field of the response, or of the last chunk when streaming.
+
+Where the deployment's context is known (an embedded model's window, an upstream's runtime.context),
+the request is sized to it: a conversation that leaves no room to answer is 413 CONVERSATION_TOO_LONG
+before the model is called, and each search's passages are fitted into the room the conversation
+leaves (fewer, or the best one shortened; the tool result's note says so), keeping room for the answer.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from typing import Any
 from ..auth.actor import Actor
 from ..auth.roles import DEPLOYMENTS_CALL
 from ..engines import Database
-from ..errors import Invalid
+from ..errors import Invalid, TooLarge
 from ..metis.bases import KnowledgeBases
 from ..metis.saves import Saves
 from ..metis.search import Search
@@ -41,6 +46,8 @@ log = logging.getLogger("astralyx.gateway")
 
 MAX_ROUNDS = 6
 MAX_RESULTS = 8
+ANSWER_TOKENS = 512  # room kept for the answer when the request sets no max_tokens (at most a quarter of the context)
+MIN_ANSWER_TOKENS = 32  # a conversation that leaves less than this cannot be answered: 413
 
 
 EDGE_MESSAGE = (
@@ -54,6 +61,14 @@ LIMIT_NOTE = (
 LIMIT_FALLBACK = (
     "I stopped after {rounds} rounds of tool calls without reaching an answer (the gateway's limit). "
     "Please ask again, perhaps more precisely."
+)
+FULL_NOTE = (
+    "The tool results have filled your context. Do not call tools now: answer with what you have, and say that "
+    "you stopped before finishing."
+)
+FULL_FALLBACK = (
+    "I stopped: the tool results filled this model's context before I could answer. Please ask again more "
+    "precisely, or in a new conversation."
 )
 
 
@@ -77,16 +92,28 @@ class Turn:
     rounds: int = 0
     stopped: str | None = None
     usage: dict[str, int] = field(default_factory=dict)
+    pending: list[dict[str, Any]] = field(default_factory=list)  # the round's call and results, not yet in messages
+    full: bool = False  # tool results have filled the model's context: it answers now
 
     @property
     def final(self) -> bool:
         """The last round: the model is asked to answer without tools."""
-        return self.rounds >= MAX_ROUNDS
+        return self.rounds >= MAX_ROUNDS or self.full
 
-    def upstream(self) -> dict[str, Any]:
-        body = {**self.request, "messages": list(self.messages)}
+    @property
+    def limit(self) -> str:
+        """Which limit the last round is at: MAX_ROUNDS or CONTEXT_FULL."""
+        return "MAX_ROUNDS" if self.rounds >= MAX_ROUNDS else "CONTEXT_FULL"
+
+    def fallback(self) -> str:
+        """The answer when the model gave none at the limit."""
+        return LIMIT_FALLBACK.format(rounds=MAX_ROUNDS) if self.limit == "MAX_ROUNDS" else FULL_FALLBACK
+
+    def upstream(self, messages: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        body = {**self.request, "messages": list(self.messages if messages is None else messages)}
         if self.final:
-            body["messages"].append({"role": "system", "content": LIMIT_NOTE.format(rounds=MAX_ROUNDS)})
+            note = LIMIT_NOTE.format(rounds=MAX_ROUNDS) if self.limit == "MAX_ROUNDS" else FULL_NOTE
+            body["messages"].append({"role": "system", "content": note})
             if body.get("tools"):
                 body["tool_choice"] = "none"
         return body
@@ -190,8 +217,48 @@ class Gateway:
         model = self.runtimes.chat(dep.workspace, dep.name, wake=True)  # a call through the API wakes it
         include_usage = bool((body.get("stream_options") or {}).get("include_usage")) if isinstance(
             body.get("stream_options"), dict) else False
-        return Turn(actor, dep, model, builtins, client_names, conversation, request,
+        turn = Turn(actor, dep, model, builtins, client_names, conversation, request,
                     self._restore(dep.workspace, dep.name, messages), include_usage)
+        self._check_length(turn)
+        return turn
+
+    # -- the model's context ---------------------------------------------------------
+    def _check_length(self, turn: Turn) -> None:
+        """413 when the conversation alone leaves the model no room to answer (known context only)."""
+        context = turn.model.context_length
+        if not context:
+            return
+        tokens = turn.model.count_tokens(turn.upstream())
+        if tokens + MIN_ANSWER_TOKENS > context:
+            name = turn.deployment.name
+            raise TooLarge(
+                f"The conversation takes {tokens} tokens, and deployment {name!r} reads {context} at most, with room "
+                "to answer: shorten it or start a new one (a model with a larger context reads more)",
+                code="CONVERSATION_TOO_LONG",
+                details={"deployment": name, "tokens": tokens, "context": context},
+            )
+
+    @staticmethod
+    def _room(turn: Turn) -> int | None:
+        """The tokens the prompt may take, room for the answer kept; None where the context is not known."""
+        context = turn.model.context_length
+        if not context:
+            return None
+        asked = turn.request.get("max_completion_tokens") or turn.request.get("max_tokens")
+        answer = asked if isinstance(asked, int) and not isinstance(asked, bool) and asked > 0 else ANSWER_TOKENS
+        return context - min(answer, context // 4)
+
+    def _fit(self, turn: Turn, call_id: str, result: dict[str, Any]) -> dict[str, Any]:
+        """A search's passages fitted into the room the conversation (and the round so far) leaves."""
+        room = self._room(turn)
+        if room is None:
+            return result
+
+        def fits(candidate: dict[str, Any]) -> bool:
+            said = {"role": "tool", "tool_call_id": call_id, "content": json.dumps(candidate, ensure_ascii=False)}
+            return turn.model.count_tokens(turn.upstream([*turn.messages, *turn.pending, said])) <= room
+
+        return knowledge.fit(result, fits)
 
     # -- not streaming -----------------------------------------------------------
     def complete(self, turn: Turn) -> dict[str, Any]:
@@ -209,7 +276,7 @@ class Gateway:
                     said.append(own)
                 continue
             if step.limited:
-                message["content"] = own or LIMIT_FALLBACK.format(rounds=MAX_ROUNDS)
+                message["content"] = own or turn.fallback()
                 finish = "stop"
             if said:
                 message["content"] = "".join(said) + (message.get("content") or "")
@@ -273,7 +340,7 @@ class Gateway:
             if step.next == "again":
                 continue
             if step.limited and not content:
-                yield chunk({"content": LIMIT_FALLBACK.format(rounds=MAX_ROUNDS)})
+                yield chunk({"content": turn.fallback()})
             if step.next == "client":
                 yield chunk({"tool_calls": [{"index": i, **c} for i, c in enumerate(step.client_calls)]})
                 yield chunk({}, "tool_calls")
@@ -291,17 +358,32 @@ class Gateway:
         """One round's end, the same for complete and stream: the model's calls in the last round are not run
         (it answers instead); else its built-in calls run, and the client's go back to the client."""
         if calls and turn.final:
-            turn.stopped = "MAX_ROUNDS"
+            turn.stopped = turn.limit
             return Step("answer", limited=True)
         if not calls:
             return Step("answer")
         turn.rounds += 1
         client_calls = self._run(turn, content, calls)
-        return Step("client", client_calls) if client_calls else Step("again")
+        return Step("client", client_calls) if client_calls else self._again(turn)
+
+    def _again(self, turn: Turn) -> Step:
+        """Another round after built-in calls, unless their results filled the context (known contexts only):
+        then the model answers without tools, or, without room even for that, the gateway says why it stopped."""
+        room = self._room(turn)
+        if room is None or turn.model.count_tokens(turn.upstream()) <= room:
+            return Step("again")
+        turn.full = True
+        if turn.model.count_tokens(turn.upstream()) + MIN_ANSWER_TOKENS <= (turn.model.context_length or 0):
+            return Step("again")
+        turn.stopped = "CONTEXT_FULL"
+        return Step("answer", limited=True)
 
     def _run(self, turn: Turn, content: str | None, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Run the built-in calls of one round (and answer unknown ones); return the client's calls, if any."""
         ours, results, client_calls = [], [], []
+        # What the model will read of this round, as its results come: a search fits into the room left.
+        turn.pending = [{"role": "assistant", "content": content,
+                         "tool_calls": [c for c in calls if c["function"].get("name") not in turn.client_tools]}]
         for call in calls:
             name = call["function"].get("name") or ""
             if name in turn.client_tools:
@@ -311,6 +393,8 @@ class Gateway:
             result = self._builtin(turn, tool, call) if tool else self._unknown(turn, name)
             ours.append(call)
             results.append({"role": "tool", "tool_call_id": call["id"], "content": json.dumps(result, ensure_ascii=False)})
+            turn.pending.append(results[-1])
+        turn.pending = []
         if client_calls:
             if ours:
                 self._keep(turn, client_calls, ours, results)
@@ -333,7 +417,7 @@ class Gateway:
 
     def _builtin(self, turn: Turn, tool: BuiltinTool, call: dict[str, Any]) -> dict[str, Any]:
         raw = call["function"].get("arguments") or ""
-        result = self._result(turn, tool, raw)
+        result = self._result(turn, tool, raw, call["id"])
         workspace = turn.deployment.workspace
         receipt = self.receipts.issue(
             workspace=workspace, deployment=turn.deployment.name, caller=turn.actor.key_id or "local",
@@ -349,7 +433,7 @@ class Gateway:
         })
         return result
 
-    def _result(self, turn: Turn, tool: BuiltinTool, raw: str) -> dict[str, Any]:
+    def _result(self, turn: Turn, tool: BuiltinTool, raw: str, call_id: str) -> dict[str, Any]:
         usage = '{"query": "..."}' if tool.builtin == SEARCH else '{"title": "...", "text": "..."}'
         try:
             args = json.loads(raw or "{}")
@@ -360,8 +444,8 @@ class Gateway:
             return _error("INVALID_ARGUMENTS", f"The arguments must be a JSON object: call {tool.name} again with {usage}")
         if self.edge:
             return _error("TOOL_UNAVAILABLE", EDGE_MESSAGE.format(tool=tool.name, base=tool.knowledge_base))
-        if tool.builtin == SEARCH:
-            return self._search(tool, turn, args, usage)
+        if tool.builtin == SEARCH:  # fitted before its receipt: the receipt is of what the model reads
+            return self._fit(turn, call_id, self._search(tool, turn, args, usage))
         return self._save(tool, turn, args)
 
     def _search(self, tool: BuiltinTool, turn: Turn, args: dict[str, Any], usage: str) -> dict[str, Any]:
@@ -381,7 +465,8 @@ class Gateway:
             return _error("BASE_NOT_FOUND", f"The knowledge base {tool.knowledge_base!r} no longer exists: nothing was "
                                             "saved. Tell the person.")
         done = knowledge.save(self.saves, base, by=turn.deployment.name, conversation=turn.conversation,
-                              title=args.get("title"), text=args.get("text"), confirm=tool.confirm)
+                              title=args.get("title"), text=args.get("text"), confirm=tool.confirm,
+                              maker=turn.actor.key_id)
         if done.draft is not None:
             turn.drafts.append(done.draft.to_dict())
         if done.save is not None:

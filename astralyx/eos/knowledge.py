@@ -9,6 +9,7 @@ Errors a model should read come back as answers with {"error": {"code", "message
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +29,13 @@ NOTHING_NOTE = (
     "answer up; you may search again with other words."
 )
 FAILED_NOTE = "The search failed: answer without {base}, and say that it could not be searched and why."
+LEFT_OUT_NOTE = "Only the best {kept} of the {found} passages found fit in the model's context: the others were left out."
+SHORTENED_NOTE = "Only the start of the best of the {found} passages found fits in the model's context: it is cut short."
+NONE_FIT_NOTE = (
+    "{found} passages were found in {base}, but none fits in what is left of the model's context: answer without "
+    "them, and say that the conversation is too long to search {base} now (a new conversation has room)."
+)
+SHORTEST_PASSAGE = 200  # characters: a passage is not cut shorter than this (it would say little)
 DRAFT_NOTE = (
     "Nothing is saved yet: the person sees this note as a draft and chooses Save or Discard. "
     "Tell them the draft awaits their choice."
@@ -70,6 +78,55 @@ def search(searcher: Search, reader: Actor, base: str, query: Any, *, max_result
     return result
 
 
+def fit(result: dict[str, Any], fits: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
+    """A search answer that fits the model's context (`fits` says whether an answer does): the best passages
+    that fit, else the best one cut short, else none; the note says which. Each try is one count of the
+    whole request, so the number of passages and the length are found by halving."""
+    passages = result.get("results") or []
+    if not passages or fits(result):
+        return result
+    found = len(passages)
+
+    def kept(results: list[dict[str, Any]], note: str) -> dict[str, Any]:
+        return {**result, "results": results, "left_out": found - len(results), "note": note}
+
+    def best_of(count: int) -> dict[str, Any]:
+        return kept(passages[:count], f"{CITE_NOTE} {LEFT_OUT_NOTE.format(kept=count, found=found)}")
+
+    best, low, high = None, 1, found - 1
+    while low <= high:
+        mid = (low + high) // 2
+        candidate = best_of(mid)
+        if fits(candidate):
+            best, low = candidate, mid + 1
+        else:
+            high = mid - 1
+    if best is not None:
+        return best
+    text = str(passages[0].get("text") or "")
+    note = f"{CITE_NOTE} {SHORTENED_NOTE.format(found=found)}"
+    cut, low, high = None, SHORTEST_PASSAGE // 100, (len(text) - 1) // 100  # lengths in hundreds of characters
+    while low <= high:
+        mid = (low + high) // 2
+        candidate = kept([{**passages[0], "text": _cut(text, mid * 100)}], note)
+        if fits(candidate):
+            cut, low = candidate, mid + 1
+        else:
+            high = mid - 1
+    if cut is not None:
+        return cut
+    return kept([], NONE_FIT_NOTE.format(found=found, base=result.get("knowledge_base")))
+
+
+def _cut(text: str, length: int) -> str:
+    """The text's first `length` characters, ended at a word, marked as cut."""
+    if len(text) <= length:
+        return text
+    head = text[:length]
+    space = head.rfind(" ")
+    return (head[:space] if space > length // 2 else head).rstrip() + " …"
+
+
 @dataclass
 class Saved:
     """What became of a save_to_knowledge call: the model's answer, and the draft or save it made."""
@@ -103,11 +160,12 @@ def saved_answer(save: ModelSave) -> dict[str, Any]:
 
 
 def save(saves: Saves, base: KnowledgeBase, *, by: str, conversation: str | None, title: Any, text: Any,
-         confirm: bool) -> Saved:
-    """Ask before saving (`confirm`: a draft the person decides on) or save on its own (within SAVE_LIMIT)."""
+         confirm: bool, maker: str | None = None) -> Saved:
+    """Ask before saving (`confirm`: a draft the person decides on: `maker`, the key that chats) or save on its own
+    (within SAVE_LIMIT)."""
     try:
         if confirm:
-            draft = saves.propose(base, by, conversation, title, text)
+            draft = saves.propose(base, by, conversation, title, text, made_by=maker)
             return Saved(draft_answer(draft), draft=draft)
         done = saves.save_now(base, by, conversation, title, text)
     except AstralyxError as e:

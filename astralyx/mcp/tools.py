@@ -11,12 +11,14 @@ No SDK here (server.py is the shell). What a key may see and do is the API's rul
 - remember, keep_facts, recall: the memory's own rules (write-content to keep, read to recall).
 
 `astra mcp --base a --base b` (or /mcp?base=a&base=b) offers only those bases, whatever the key may do.
+Every tool names the base it works on `base` (remember, keep_facts and recall also take `memory`, their old name).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import urlencode
 
 from ..auth.actor import Actor
 from ..auth.roles import DEPLOYMENTS_CALL, DEPLOYMENTS_READ, READ, WRITE_CONTENT
@@ -42,6 +44,7 @@ class Caller:
     bases: frozenset[str] | None = None  # --base: only these bases
     client: str = "mcp"  # who saves: written as `model:` in a saved note's front matter
     conversation: str | None = None  # the MCP session, named on drafts, saves and receipts
+    over_http: bool = False  # limited by /mcp?base=… (the fix is said in the address's terms), not --base
 
 
 @dataclass(frozen=True)
@@ -119,11 +122,14 @@ class McpTools:
 
     def check_offered(self, caller: Caller, name: str) -> None:
         if caller.bases is not None and name not in caller.bases:
-            raise NotFound(
-                f"This MCP server offers only {', '.join(sorted(caller.bases))}, not {name!r} "
-                "(it was started with --base; start it with --base " + name + " to offer it too)",
-                code="BASE_NOT_OFFERED",
-            )
+            offered = sorted(caller.bases)
+            if caller.over_http:
+                address = "/mcp?" + urlencode([("base", b) for b in [*offered, name]])
+                how = (f"its address asks for ?base={'&base='.join(offered)}: connect to {address} to offer it too, "
+                       f"or, with `astra mcp` relaying to a server, add --base {name}")
+            else:
+                how = f"it was started with --base; start it with --base {name} to offer it too"
+            raise NotFound(f"This MCP server offers only {', '.join(offered)}, not {name!r} ({how})", code="BASE_NOT_OFFERED")
 
     def _nothing(self, caller: Caller, permission: str, need: str) -> Exception:
         if not caller.actor.can(permission):
@@ -150,7 +156,7 @@ class McpTools:
 
     def save(self, caller: Caller, offer: Offer, title: str, text: str, *, confirm: bool) -> knowledge.Saved:
         return knowledge.save(self.core.saves, offer.base, by=caller.client, conversation=caller.conversation,
-                              title=title, text=text, confirm=confirm)
+                              title=title, text=text, confirm=confirm, maker=caller.actor.key_id)
 
     # -- memory ----------------------------------------------------------------
     def memory(self, caller: Caller, name: str | None, permission: str) -> str:
@@ -166,7 +172,7 @@ class McpTools:
         if not memories:
             raise NotFound(f"There is no memory in workspace {caller.actor.workspace!r}: create one "
                            "(astra metis create NAME --kind memory)", code="NO_MEMORY")
-        raise Invalid(f"Say which memory: memory is one of {', '.join(memories)}", code="BASE_REQUIRED",
+        raise Invalid(f"Say which memory: base is one of {', '.join(memories)}", code="BASE_REQUIRED",
                       details={"bases": memories})
 
     def extract(self, caller: Caller, memory: str | None, messages: list[dict], *, source: str | None,

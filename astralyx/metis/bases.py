@@ -6,7 +6,7 @@ import builtins
 import json
 import shutil
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -18,7 +18,12 @@ from ..engines import Database, Row
 from ..eos.deployments import Deployments
 from ..errors import Conflict, Invalid, NotFound, validation_message
 from ..util import NAME_RE, check_name, iso, new_id
+from .roots import SourceRoots
 from .sources import Rule, check_patterns
+
+# The embedding deployment every new workspace gets (core.py), and so a new base's when its request
+# does not say (KnowledgeBases.default_embedding).
+WORKSPACE_EMBEDDING = "e5-small"
 
 
 class DeploymentRef(BaseModel):
@@ -88,12 +93,13 @@ class BaseRequest(BaseModel):
 def new_base(
     name: str, kind: str = "documents", *, folders: builtins.list[str] | tuple[str, ...] = (),
     include: Sequence[str] = (), exclude: Sequence[str] = (),
-    embedding: str | None = None, extractor: str | None = None, mcp_save: str | None = None,
+    embedding: str | None = None, extractor: str | None = None, mcp_save: str | None = None, no_embedding: bool = False,
 ) -> dict[str, Any]:
     """A base's create request from a shell's choices (the CLI's options, the console's form), as the API's JSON.
 
     Blank choices are no choice; what is left is checked where every create is, in `KnowledgeBases.create`.
-    `include`/`exclude` are the patterns of every folder given.
+    `include`/`exclude` are the patterns of every folder given. No embedding named leaves it to the API (the
+    workspace's embedding deployment); `no_embedding` says none (`"embedding": null`: keywords only).
     """
     patterns = {key: [p for p in given if p.strip()] for key, given in (("include", include), ("exclude", exclude))}
     sources = [{"folder": f, **{k: v for k, v in patterns.items() if v}} for f in folders if f.strip()]
@@ -101,9 +107,24 @@ def new_base(
     for role, deployment in (("embedding", embedding), ("extractor", extractor)):
         if deployment and deployment.strip():
             spec[role] = {"deployment": deployment.strip()}
+    if no_embedding:
+        spec["embedding"] = None
     if mcp_save:
         spec["mcp"] = {"save": mcp_save}
     return {"metadata": {"name": name.strip()}, "spec": spec}
+
+
+@dataclass
+class EmbeddingChoice:
+    """How a new base's embedding was chosen: `given` by its request (a deployment, or null), or the
+    workspace's `default` (None when there is none ready: the base searches by keywords); said to people."""
+
+    deployment: str | None
+    chosen: Literal["given", "default"]
+    message: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"deployment": self.deployment, "chosen": self.chosen, "message": self.message}
 
 
 @dataclass
@@ -113,16 +134,20 @@ class KnowledgeBase:
     spec: BaseSpec
     created_at: str
     folder: Path
+    embedding_choice: EmbeddingChoice | None = field(default=None, compare=False)  # at create only
 
     @property
     def kind(self) -> str:
         return self.spec.kind
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "metadata": {"name": self.name, "workspace": self.workspace, "created_at": self.created_at},
             "spec": self.spec.model_dump(mode="json", exclude_none=True),
         }
+        if self.embedding_choice is not None:
+            out["embedding_choice"] = self.embedding_choice.to_dict()
+        return out
 
 
 def parse_request(data: Any) -> BaseRequest:
@@ -133,20 +158,37 @@ def parse_request(data: Any) -> BaseRequest:
 
 
 class KnowledgeBases:
-    def __init__(self, db: Database, home: Path, deployments: Deployments) -> None:
+    def __init__(self, db: Database, home: Path, deployments: Deployments, *, source_roots: SourceRoots | None = None) -> None:
         self.db = db
         self.root = home / "bases"
         self.deployments = deployments
+        # Where folder sources may lie (metis/roots.py): checked at create, update and every sync.
+        self.source_roots = source_roots or SourceRoots(home)
         # Called with the base before its folder goes (indexes close their files, caches drop).
         self.on_delete: list[Callable[[KnowledgeBase], None]] = []
+        # (workspace, deployment) -> {"ok": can it run here now, "detail"}: the runtimes' health (core.py).
+        self.health: Callable[[str, str], dict[str, Any]] | None = None
 
     def folder(self, workspace: str, name: str) -> Path:
         return self.root / workspace / name
 
-    def create(self, actor: Actor, request: BaseRequest) -> KnowledgeBase:
+    def create(self, actor: Actor, request: BaseRequest, *, default_embedding: bool = False) -> KnowledgeBase:
+        """A new base, as the request says. default_embedding (the API's create): a request that does not
+        mention `spec.embedding` gets the workspace's (`default_embedding`); `"embedding": null` is none."""
         actor.require(MANAGE_BASES)
         name = check_name(request.metadata.name, "Knowledge base")
+        spec = request.spec
+        if default_embedding and "embedding" not in spec.model_fields_set:
+            choice = self.default_embedding(actor.workspace)
+            if choice.deployment is not None:
+                spec = spec.model_copy(update={"embedding": DeploymentRef(deployment=choice.deployment)})
+                request = request.model_copy(update={"spec": spec})
+        elif spec.embedding is not None:
+            choice = EmbeddingChoice(spec.embedding.deployment, "given", f"embeds with {spec.embedding.deployment}")
+        else:
+            choice = EmbeddingChoice(None, "given", "no embedding: the base searches by keywords")
         self._check_deployments(actor.workspace, request.spec)
+        self._check_sources(actor, request.spec)
         with self.db.transaction() as conn:
             if conn.execute(
                 "SELECT 1 FROM bases WHERE workspace=? AND name=?", (actor.workspace, name)
@@ -160,7 +202,25 @@ class KnowledgeBases:
                 (actor.workspace, name, request.spec.kind, request.spec.model_dump_json(exclude_none=True), iso()),
             )
             self.folder(actor.workspace, name).mkdir(parents=True, exist_ok=True)
-        return self.get(actor, name)
+        base = self.get(actor, name)
+        base.embedding_choice = choice
+        return base
+
+    def default_embedding(self, workspace: str) -> EmbeddingChoice:
+        """The embedding of a base whose request does not say: the workspace's `e5-small` (each workspace
+        gets one), else its only embedding deployment, if it can run here now; else none (keywords)."""
+        # The workspace's own choice, whoever creates the base (naming a deployment needs no more either).
+        mine = [d for d in self.deployments.list(Actor.local_owner(workspace)) if d.spec.kind == "embedding"]
+        pick = next((d for d in mine if d.name == WORKSPACE_EMBEDDING), mine[0] if len(mine) == 1 else None)
+        keywords = "the base searches by keywords"
+        if pick is None:
+            why = "several embedding deployments and none is the default" if mine else "no embedding deployment"
+            return EmbeddingChoice(None, "default", f"{keywords}: the workspace has {why} (name one in spec.embedding)")
+        health = self.health(workspace, pick.name) if self.health else {"ok": True}
+        if not health.get("ok"):
+            return EmbeddingChoice(None, "default", f"{keywords}: {pick.name} is not ready ({health.get('detail')})")
+        return EmbeddingChoice(pick.name, "default", f"embeds with {pick.name}, the workspace's embedding deployment "
+                               "(\"embedding\": null for keywords only)")
 
     def update(self, actor: Actor, name: str, spec: BaseSpec) -> KnowledgeBase:
         actor.require(MANAGE_BASES)
@@ -168,12 +228,23 @@ class KnowledgeBases:
         if spec.kind != base.kind:
             raise Invalid("A base's kind cannot change: create a new base", code="INVALID_SPEC")
         self._check_deployments(actor.workspace, spec)
+        self._check_sources(actor, spec, kept=[s.folder for s in base.spec.sources])
         with self.db.transaction() as conn:
             conn.execute(
                 "UPDATE bases SET spec=? WHERE workspace=? AND name=?",
                 (spec.model_dump_json(exclude_none=True), actor.workspace, name),
             )
         return self.get(actor, name)
+
+    def _check_sources(self, actor: Actor, spec: BaseSpec, kept: Sequence[str] = ()) -> None:
+        """Each folder where the operator lets a base read (metis/roots.py). When no roots are set, the local owner
+        (no key) names any folder outside the data directory, and an update may keep the folders the base had."""
+        for source in spec.sources:
+            self.source_roots.check(source.folder, free=actor.key_id is None or source.folder in kept)
+
+    def check_sync(self, base: KnowledgeBase) -> None:
+        """What every sync checks first: the base's folders, resolved now, are still where it may read."""
+        self.source_roots.check_sync(s.folder for s in base.spec.sources)
 
     def _check_deployments(self, workspace: str, spec: BaseSpec) -> None:
         for role, ref, kind in (("embedding", spec.embedding, "embedding"), ("extractor", spec.extractor, "chat")):
@@ -215,8 +286,9 @@ class KnowledgeBases:
     def all(self) -> builtins.list[KnowledgeBase]:
         return [self._row(r) for r in self.db.query("SELECT * FROM bases ORDER BY workspace, name")]
 
-    def delete(self, actor: Actor, name: str) -> None:
-        """Delete the base, its folder and index: every document, note and fact."""
+    def delete(self, actor: Actor, name: str) -> builtins.list[str]:
+        """Delete the base, its folder and index: every document, note and fact. The tools that name it go from the
+        workspace's deployments (a deployment never keeps a tool on a base that is gone): answers those changed."""
         actor.require(MANAGE_BASES)
         base = self.get(actor, name)
         for hook in self.on_delete:
@@ -229,6 +301,7 @@ class KnowledgeBases:
                 trash.parent.mkdir(parents=True, exist_ok=True)
                 base.folder.rename(trash)
         shutil.rmtree(trash, ignore_errors=True)
+        return self.deployments.remove_base_tools(actor.workspace, name)
 
     def purge_trash(self) -> None:
         shutil.rmtree(self.root / ".trash", ignore_errors=True)

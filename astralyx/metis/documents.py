@@ -18,8 +18,9 @@ from ..errors import BadRequest, Conflict, NotFound
 from ..locks import folder_lock
 from ..util import iso, sha256
 from .bases import KnowledgeBase, KnowledgeBases
+from .document_ids import document_id
 from .index import Index
-from .jobs import SyncJob, SyncJobs
+from .jobs import RemoteJob, SyncJob, SyncJobs
 from .parsing import check_supported, parse_file
 from .writer import UPLOADS, Writer
 
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("astralyx.metis")
 
 MAX_NAME = 200
+RETRIES = 3  # times the start-up sync runs a base's sync again after following one that was stopped
 _UNSAFE = re.compile(r"[^\w.\- ()+,@]+", re.UNICODE)
 
 
@@ -85,6 +87,7 @@ class Documents:
             raise BadRequest(f"A job is a sync or a reindex, not {kind!r}", code="BAD_REQUEST")
 
         def work(job: SyncJob) -> dict[str, Any]:
+            self.bases.check_sync(base)  # its folders as they resolve now: never the data directory (metis/roots.py)
             report = (self.index.reindex if kind == "reindex" else self.index.sync)(base, job)
             return {"knowledge_base": base.name, **report.to_dict(), **self.index.status(base)}
 
@@ -139,18 +142,46 @@ class Documents:
 
     def sync_all(self) -> dict[str, Any]:
         """Every base, as at server start: each a job (queued, then run one after another), so its
-        status shows; failures are logged and reported, never raised."""
-        jobs = []
-        for base in self.bases.all():
-            jobs.append((f"{base.workspace}/{base.name}", self.start_for(base, "sync")[0]))
-        done: dict[str, Any] = {}
-        for name, job in jobs:
+        status shows; failures are logged and reported, never raised. A job whose process went away
+        (killed mid-sync or mid-reindex) is taken over, as the kind it was; a job of another process
+        followed here that ends stopped (SYNC_CANCELLED: its process went away) is run again, up to
+        RETRIES times."""
+        jobs = [(base, self._start_at_start(base, None)) for base in self.bases.all()]
+        return {f"{base.workspace}/{base.name}": self._end_at_start(base, job) for base, job in jobs}
+
+    def _end_at_start(self, base: KnowledgeBase, job: SyncJob) -> dict[str, Any] | None:
+        """The start-up sync's report of a base (its error, logged, when it failed)."""
+        name = f"{base.workspace}/{base.name}"
+        for attempt in range(RETRIES + 1):
             try:
-                done[name] = self.wait(job)
+                if attempt:
+                    job = self._start_at_start(base, job.kind)
+                return self.wait(job)
             except Exception as e:
+                if attempt < RETRIES and self._run_again(base, job, e):
+                    log.info("the %s of %s followed here was stopped (%s): running it again", job.kind, name, e)
+                    continue
                 log.warning("sync of %s failed: %s", name, e)
-                done[name] = {"error": str(e)}
-        return done
+                return {"error": str(e)}
+        return None  # not reached: the last attempt returns
+
+    def _start_at_start(self, base: KnowledgeBase, kind: str | None) -> SyncJob:
+        """The start-up sync of a base: a job its process left unfinished resumes as what it was (a reindex)."""
+        kind = kind or self.jobs.abandoned(base.workspace, base.name) or "sync"
+        try:
+            job, started = self.start_for(base, kind)
+        except Conflict:  # a reindex, while another process started a sync meanwhile: follow that one
+            job, started = self.start_for(base, "sync")
+        if not started:
+            log.info("the %s of %s/%s runs in another process (job %s): following it", job.kind, base.workspace,
+                     base.name, job.id)
+        return job
+
+    def _run_again(self, base: KnowledgeBase, job: SyncJob, error: Exception) -> bool:
+        """Was the job another process's, stopped because that process went away, its base still here?
+        (A job of this process is stopped only when the server stops or the base is deleted.)"""
+        return (isinstance(job, RemoteJob) and getattr(error, "code", None) == "SYNC_CANCELLED"
+                and self.bases.find(base.workspace, base.name) is not None)
 
     # -- uploads ------------------------------------------------------------------------------
     def upload(self, actor: Actor, base_name: str, filename: str, data: bytes) -> dict[str, Any]:
@@ -158,7 +189,7 @@ class Documents:
         base = self._documents_base(actor, base_name, WRITE_CONTENT)
         name = safe_name(filename)
         check_supported(name)
-        parse_file(f"docs:{base.name}/{name}", name, data)  # an unreadable file is refused, not kept
+        parse_file(document_id(base.name, name), name, data)  # an unreadable file is refused, not kept
         target = base.folder / UPLOADS / name
         with folder_lock(base.folder):
             replaced = target.exists()
@@ -167,7 +198,7 @@ class Documents:
         doc = self.index.store(base).document(f"{UPLOADS}/{name}")
         return {
             "name": name,
-            "document": f"docs:{base.name}/{name}",
+            "document": document_id(base.name, name),
             "title": doc.title if doc else name,
             "chunks": doc.chunks if doc else 0,
             "size": len(data),
@@ -189,7 +220,7 @@ class Documents:
             out.append(
                 {
                     "name": file.name,
-                    "document": f"docs:{base.name}/{file.name}",
+                    "document": document_id(base.name, file.name),
                     "size": stat.st_size,
                     "updated_at": iso(_mtime(stat.st_mtime)),
                 }

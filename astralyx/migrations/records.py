@@ -115,6 +115,17 @@ CREATE TABLE IF NOT EXISTS sync_jobs (
 # The status a base's job ended with when a newer job took its row: a process that followed it
 # reads how it ended (finished, with its report) instead of taking the newer job for its end.
 V5 = "ALTER TABLE sync_jobs ADD COLUMN previous TEXT;"
+# Whose chat made a draft (the key's id; NULL: the local owner, or a draft from before): that person may
+# decide on it without knowledge-bases:write-content, as it stands (metis/saves.py).
+V6 = "ALTER TABLE model_drafts ADD COLUMN made_by TEXT;"
+# Which process runs a base's job (host name, pid, and "<boot id>/<pid namespace>/<start time>" that
+# tells the pid's process from a later one): a job whose process died on this machine is taken over
+# at once, without waiting for its heartbeat to go stale (metis/jobs.py).
+V7 = """
+ALTER TABLE sync_jobs ADD COLUMN host TEXT;
+ALTER TABLE sync_jobs ADD COLUMN pid INTEGER;
+ALTER TABLE sync_jobs ADD COLUMN process TEXT;
+"""
 
 STEPS = [
     Step(1, "the tables of the first release", V1),
@@ -122,4 +133,6 @@ STEPS = [
     Step(3, "insertion order of drafts and saves", "", postgres=V3_POSTGRES),
     Step(4, "sync jobs' status, shared by processes and replicas", V4),
     Step(5, "a base's job before its latest, as it ended", V5),
+    Step(6, "who made a draft", V6),
+    Step(7, "which process runs a sync job", V7),
 ]

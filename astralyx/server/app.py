@@ -13,6 +13,7 @@ from typing import Any
 import anyio
 from fastapi import Depends, FastAPI
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
 
@@ -20,7 +21,7 @@ from .. import __version__, links
 from ..core import Astralyx
 from . import errors, openapi
 from .deps import authenticate
-from .limits import BodyLimit
+from .limits import BodyLimit, PlainPath
 from .routes import access, bases, chat, deployments, memory, memory_extract, models, notes, receipts, saves, search, sync, tools
 
 ROUTERS = [access.router, bases.router, notes.router, deployments.router, memory.router, memory_extract.router, search.router]
@@ -131,8 +132,9 @@ def create_app(core: Astralyx) -> errors.CatchAll:
             Route("/mcp", endpoint=mcp),
             Mount("/", app=console),
         ],
-        exception_handlers={Exception: errors.unexpected},
+        # An address no route takes answers in the error shape too (the /v1 API and the console answer their own).
+        exception_handlers={Exception: errors.unexpected, StarletteHTTPException: errors.http_error},  # type: ignore[dict-item]
         lifespan=lifespan,
     )
     app.state.core = core
-    return errors.CatchAll(BodyLimit(app, core.settings.max_body_bytes, core.settings.max_json_bytes))
+    return errors.CatchAll(PlainPath(BodyLimit(app, core.settings.max_body_bytes, core.settings.max_json_bytes)))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import sys
 from typing import Any, get_args
 
 from fastapi import FastAPI, Request
@@ -64,7 +65,8 @@ def allowed_methods(request: Request) -> list[str]:
 def install(app: FastAPI) -> None:
     @app.exception_handler(AstralyxError)
     async def domain_error(request: Request, exc: AstralyxError) -> JSONResponse:
-        return JSONResponse(exc.to_dict(), status_code=exc.status)
+        headers = {"Retry-After": str(exc.retry_after)} if exc.retry_after else None
+        return JSONResponse(exc.to_dict(), status_code=exc.status, headers=headers)
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -86,21 +88,23 @@ def install(app: FastAPI) -> None:
             code, message = "INVALID", "The request is not valid: " + "; ".join(f"{w or 'body'}: {m}" for w, m in problems)
         return error_response(status_of(code), code, message)
 
-    @app.exception_handler(StarletteHTTPException)
-    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        code = _HTTP_CODES.get(exc.status_code, "ERROR")
-        message = exc.detail if isinstance(exc.detail, str) else str(exc.detail)
-        headers = dict(exc.headers or {})
-        if exc.status_code == 400 and message == "There was an error parsing the body":  # e.g. nested too deep
-            code, message = "INVALID_JSON", "The body is not valid JSON, or nests too deep: send it flatter"
-        if exc.status_code == 404 and message == "Not Found":
-            message = f"No such address: {request.method} {request.url.path} (see /v1/openapi.json)"
-        if exc.status_code == 405:
-            headers["Allow"] = ", ".join(allowed_methods(request))
-            message = f"{request.url.path} does not take {request.method}: it takes {headers['Allow']}"
-        return error_response(exc.status_code, code, message, headers=headers or None)
-
+    app.add_exception_handler(StarletteHTTPException, http_error)  # type: ignore[arg-type]
     app.add_exception_handler(Exception, unexpected)
+
+
+async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+    """Starlette's and FastAPI's HTTP errors (no route, wrong method, a body it could not parse) in the error shape."""
+    code = _HTTP_CODES.get(exc.status_code, "ERROR")
+    message = exc.detail if isinstance(exc.detail, str) else str(exc.detail)
+    headers = dict(exc.headers or {})
+    if exc.status_code == 400 and message == "There was an error parsing the body":  # e.g. nested too deep
+        code, message = "INVALID_JSON", "The body is not valid JSON, or nests too deep: send it flatter"
+    if exc.status_code == 404 and message == "Not Found":
+        message = f"No such address: {request.method} {request.url.path} (see /v1/openapi.json)"
+    if exc.status_code == 405:
+        headers["Allow"] = ", ".join(allowed_methods(request))
+        message = f"{request.url.path} does not take {request.method}: it takes {headers['Allow']}"
+    return error_response(exc.status_code, code, message, headers=headers or None)
 
 
 INTERNAL_MESSAGE = "Something went wrong on the server; its log says what"
@@ -108,8 +112,20 @@ INTERNAL_MESSAGE = "Something went wrong on the server; its log says what"
 
 async def unexpected(request: Request, exc: Exception) -> JSONResponse:
     """The 500 handler of every app (API, console, the one around them): logged once, in the error shape."""
+    busy = database_busy(exc)
+    if busy is not None:  # a database error the engine did not see go by (the engine turns those it sees)
+        return JSONResponse(busy.to_dict(), status_code=busy.status, headers={"Retry-After": str(busy.retry_after)})
     _log(exc, request.method, request.url.path)
     return error_response(500, "INTERNAL", INTERNAL_MESSAGE)
+
+
+def database_busy(exc: BaseException) -> AstralyxError | None:
+    """DATABASE_BUSY when `exc` is PostgreSQL's connections running out or the server restarting."""
+    if "psycopg" not in sys.modules:  # not on PostgreSQL: no such error
+        return None
+    from ..engines.postgres import busy
+
+    return busy(exc)
 
 
 def _log(exc: Exception, method: str | None, path: str | None) -> None:
@@ -152,5 +168,10 @@ class CatchAll:
                 return
             if started:  # half an answer is on the wire: only the server can end it (it closes the connection)
                 raise
+            busy = database_busy(exc)
+            if busy is not None:
+                headers = {"Retry-After": str(busy.retry_after)}
+                await JSONResponse(busy.to_dict(), status_code=busy.status, headers=headers)(scope, receive, send)
+                return
             _log(exc, scope.get("method"), scope.get("path"))
             await error_response(500, "INTERNAL", INTERNAL_MESSAGE)(scope, receive, send)

@@ -9,10 +9,11 @@ spec, a fact, a deployment's spec): these reuse them, so each rule is written on
 from __future__ import annotations
 
 import re
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.json_schema import JsonDict
+from pydantic_core import PydanticCustomError
 
 from ..eos.deploy import DeployRequest
 from ..eos.deployments import DeploymentSpec
@@ -21,6 +22,7 @@ from ..metis.memory.facts import DATE_SCHEMA, ONE_LINE, FactIn
 from ..metis.memory.service import MAX_BATCH
 from ..metis.search import MAX_QUERY_CHARS, MAX_RESULTS
 from ..util import NAME_RE
+from .body import surrogate_problem
 
 # What the domain checks, said in the schema too (the domain's check and message stay the one rule).
 NAME: JsonDict = {"pattern": NAME_RE.pattern, "maxLength": 64}
@@ -30,14 +32,37 @@ TEXT: JsonDict = {"pattern": r"^[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f]*$"}  # a note:
 
 
 class Body(BaseModel):
-    """A request body; `invalid` names it in the error message and gives the error code."""
+    """A request body; `invalid` names it in the error message and gives the error code.
+
+    Its fields take what the document says, as JSON Schema reads it: `false` is no integer, `1` no boolean,
+    `"3"` no number (strict), and `2.0` is the integer 2 (the domain's nested models, a fact or a spec, keep
+    their own rules).
+    """
 
     invalid: ClassVar[tuple[str, str]] = ("request", "INVALID_REQUEST")
+    model_config = ConfigDict(strict=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _as_json_reads(cls, data: Any) -> Any:
+        # Every string of every body, nested models included (this runs first, on the body as sent).
+        problem = surrogate_problem(data)
+        if problem:
+            raise PydanticCustomError("lone_surrogate", "{problem}", {"problem": problem})
+        if isinstance(data, dict):
+            whole = {name for name, field in cls.model_fields.items() if _takes_int(field.annotation)}
+            data = {k: int(v) if k in whole and isinstance(v, float) and v.is_integer() else v for k, v in data.items()}
+        return data
 
     @classmethod
     def describe(cls, problems: list[tuple[str, str]], body: Any) -> str:
         """The message for a body that does not fit: each field (spec.tools[0].name) and what is wrong."""
         return f"The {cls.invalid[0]} is not valid: " + "; ".join(f"{where or 'body'}: {msg}" for where, msg in problems)
+
+
+def _takes_int(annotation: Any) -> bool:
+    """An integer field (`int`, `int | None`): JSON's 2.0 is one."""
+    return annotation is int or (int in get_args(annotation) and float not in get_args(annotation))
 
 
 # -- errors ------------------------------------------------------------------------------------------
@@ -143,7 +168,8 @@ class DeploymentIn(Body):
 class DeployIn(DeployRequest, Body):
     invalid = ("deployment", "INVALID_SPEC")
     model_config = ConfigDict(extra="forbid")
-    name: str | None = Field(default=None, description="Deployment name (default: from the model's)", json_schema_extra=NAME)
+    name: str | None = Field(default=None, min_length=1, description="Deployment name (default: from the model's)",
+                             json_schema_extra=NAME)
     replace: bool = Field(default=False, description="A deployment of that name exists: replace it, keeping its tools "
                           "and sharing (else 409 DEPLOYMENT_EXISTS)")
 
@@ -168,7 +194,7 @@ class EmbeddingsIn(Body):
     invalid = ("embeddings request", "INVALID_REQUEST")
     model_config = ConfigDict(extra="allow")
     model: str = Field(min_length=1, description="An embedding deployment of the workspace", examples=["e5-small"])
-    input: str | list[str] = Field(description="A text or a list of texts")
+    input: str | Annotated[list[str], Field(min_length=1)] = Field(description="A text or a list of texts")
     encoding_format: Literal["float", "base64"] | None = None
     input_type: Literal["query", "passage", "document"] | None = Field(
         default=None, description="The e5 prefix: query (the default) or passage")
@@ -216,9 +242,12 @@ class DeploymentMetadata(BaseMetadata):
 
 
 class Health(Answer):
-    ok: bool = Field(description="Whether it answers (or would, on the next call)")
+    ok: bool | None = Field(description="Whether it answers (or would, on the next call); null: an upstream not "
+                                        "checked yet (a listing calls no upstream: its own GET checks it)")
     detail: str | None = None
     scaled_to_zero: bool | None = None
+    checked_at: str | None = Field(default=None, description="In a listing: when the upstream's status was last "
+                                                             "seen (a check, or a call)")
 
 
 class DeploymentOut(Answer):

@@ -24,13 +24,17 @@ def test_add_tools_to_a_deployment(signed_in, live_server, shot):
 
     page.get_by_role("link", name="Deployments").click()
     expect(page.get_by_role("link", name="chat", exact=True)).to_be_visible()
-    # Health: nothing answers on port 9.
-    row = page.get_by_role("row", name="chat")
-    expect(row).to_contain_text("not answering")
-    shot(page, "deployments")
+    # Health: the list calls no upstream; the deployment's page asks it (nothing answers on port 9), and the
+    # list shows that check from then on.
+    expect(page.get_by_role("row", name="chat")).to_contain_text("not checked yet")
     page.get_by_role("link", name="chat", exact=True).click()
     expect(page.get_by_role("row", name="Model")).to_contain_text("chat")
+    expect(page.get_by_role("row", name="Health")).to_contain_text("not answering")
     shot(page, "deployment")
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Deployments").click()
+    expect(page.get_by_role("row", name="chat")).to_contain_text("not answering")
+    shot(page, "deployments")
+    page.get_by_role("link", name="chat", exact=True).click()
     page.get_by_role("link", name="Tools").click()
     expect(page.get_by_text("No built-in tools yet.")).to_be_visible()
 

@@ -49,7 +49,8 @@ def test_chat_cites_passages_and_saves_a_draft(signed_in, live_server, scripted_
     # [1] links to the passage the search returned.
     page.get_by_role("link", name="source 1").click()
     passage = page.locator("#a1-p1")
-    expect(passage).to_contain_text("Leave policy")
+    expect(passage).to_contain_text("[1] Leave policy")
+    assert passage.evaluate("li => getComputedStyle(li).listStyleType") == "none"  # "[1]", not "1. [1]"
     expect(passage).to_contain_text("line")
     # The model was streamed to and offered the deployment's tools.
     assert scripted_openai.chat_requests[0]["stream"] is True

@@ -66,7 +66,8 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
 
 @pytest.fixture
 def bases(client, scripted_openai) -> Any:
-    for name, spec in (("handbook", {}), ("journal", {"mcp": {"save": "on_its_own"}})):
+    # by keywords: a search that matches nothing finds nothing (a hybrid base always has nearest passages)
+    for name, spec in (("handbook", {"embedding": None}), ("journal", {"mcp": {"save": "on_its_own"}})):
         r = client.post("/v1/metis/knowledge-bases", json={"metadata": {"name": name}, "spec": spec})
         assert r.status_code == 201, r.text
     for path, text in HANDBOOK.items():

@@ -150,7 +150,7 @@ def test_readers_by_prefix_attrs_on_hits_and_the_memory_paths(core):
             chunks=[Chunk(text.strip(), [], None, None)], attrs={"current": current, "said": "2026-10-12"},
         )
 
-    def current_first(base, hits, as_of):
+    def current_first(base, hits, as_of, query):
         seen.append((as_of, [h.attrs for h in hits]))
         return sorted(hits, key=lambda h: not h.attrs["current"])
 

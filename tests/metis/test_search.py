@@ -9,6 +9,13 @@ from astralyx.metis.search import BUDGET_CHARS, Hit, passages, rrf
 
 from .test_index import ConceptEmbedder, labels, make_base, owner
 
+
+@pytest.fixture(autouse=True)
+def _source_roots(monkeypatch, tmp_path):
+    """API keys name folder sources here: the operator allows the test's folder (metis/roots.py)."""
+    monkeypatch.setenv("ASTRALYX_SOURCE_ROOTS", str(tmp_path))
+
+
 pytestmark = pytest.mark.engines  # indexes on SQLite and on PostgreSQL
 
 URL = "/v1/metis/knowledge-bases/{}/search"

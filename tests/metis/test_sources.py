@@ -8,6 +8,13 @@ from astralyx.metis.sources import Rule
 
 from .test_search import write
 
+
+@pytest.fixture(autouse=True)
+def _source_roots(monkeypatch, tmp_path):
+    """API keys name folder sources here: the operator allows the test's folder (metis/roots.py)."""
+    monkeypatch.setenv("ASTRALYX_SOURCE_ROOTS", str(tmp_path))
+
+
 BASE = "/v1/metis/knowledge-bases/{}"
 
 

@@ -10,12 +10,18 @@ from . import eos
 
 
 @eos.command("deployments")
-@click.option("--no-health", is_flag=True, help="Do not check whether each deployment answers.")
+@click.option("--no-health", is_flag=True, help="Do not say whether each deployment answers.")
+@click.option("--check", is_flag=True, help="Ask each upstream now (else: as last checked or called).")
 @json_option
 @pass_state
-def deployments(state: State, no_health: bool, as_json: bool) -> None:
-    """List the workspace's deployments, and whether each answers."""
-    data = state.client.get("/eos/deployments", params={"health": "false" if no_health else "true"})
+def deployments(state: State, no_health: bool, check: bool, as_json: bool) -> None:
+    """List the workspace's deployments, and whether each answers (an upstream: as last checked or called,
+    or asked now with --check)."""
+    client = state.client
+    # On the local data directory no server has checked or called an upstream before: ask them now.
+    check = check or (client.local is not None and not no_health)
+    params = {"health": "false" if no_health else "true", **({"check": "true"} if check else {})}
+    data = client.get("/eos/deployments", params=params)
     if as_json:
         return print_json(data)
     rows = []
@@ -31,7 +37,7 @@ def deployments(state: State, no_health: bool, as_json: bool) -> None:
             "replicas": f"{resources.get('min', 1)}-{resources.get('max', 1)}" + (" cpu" if resources.get("cpu") else ""),
             "shared with": ", ".join(spec.get("shared_with") or []) or "-",
             "status": None if status is None else "scaled to zero" if status.get("scaled_to_zero")
-            else ("ok" if status["ok"] else "down") + f": {status['detail']}",
+            else ("unknown" if status["ok"] is None else "ok" if status["ok"] else "down") + f": {status['detail']}",
         })
     print_table(rows, ["name", "kind", "model", "runtime", "replicas", "shared with", "status"])
 

@@ -37,7 +37,9 @@ def bases(state: State, as_json: bool) -> None:
 @click.argument("name")
 @click.option("--kind", type=click.Choice(["documents", "memory"]), default="documents", show_default=True,
               help="documents (folders, uploads, notes) or memory (dated facts).")
-@click.option("--embedding", help="Embedding deployment (without one the base searches by keywords).")
+@click.option("--embedding", metavar="DEPLOYMENT",
+              help="Embedding deployment (default: the workspace's, e5-small, when it is ready).")
+@click.option("--no-embedding", is_flag=True, help="No embedding: the base searches by keywords only.")
 @click.option("--extractor", help="Chat deployment that reads conversations for facts (memory).")
 @click.option("--source", "sources", multiple=True, help="A folder on the server's machine to sync (repeatable).")
 @click.option("--include", multiple=True, metavar="GLOB",
@@ -50,20 +52,38 @@ def bases(state: State, as_json: bool) -> None:
 @json_option
 @pass_state
 def create(
-    state: State, name: str, kind: str, embedding: str | None, extractor: str | None, sources: tuple[str, ...],
-    include: tuple[str, ...], exclude: tuple[str, ...], mcp_own: bool, as_json: bool,
+    state: State, name: str, kind: str, embedding: str | None, no_embedding: bool, extractor: str | None,
+    sources: tuple[str, ...], include: tuple[str, ...], exclude: tuple[str, ...], mcp_own: bool, as_json: bool,
 ) -> None:
-    """Create a knowledge base (or a memory, with --kind memory)."""
+    """Create a knowledge base (or a memory, with --kind memory).
+
+    It embeds with the workspace's embedding deployment (e5-small) unless --embedding names another
+    or --no-embedding asks for keywords only; it says which.
+    """
     from ...metis.bases import new_base  # here, not at import: `astra --help` stays light
 
     if (include or exclude) and not sources:
         raise click.UsageError("--include and --exclude choose files of the --source folders: name a --source")
+    if embedding and no_embedding:
+        raise click.UsageError("--no-embedding and --embedding say opposite things: give one")
     request = new_base(name, kind, folders=sources, include=include, exclude=exclude, embedding=embedding,
-                       extractor=extractor, mcp_save="on_its_own" if mcp_own else None)
+                       extractor=extractor, mcp_save="on_its_own" if mcp_own else None, no_embedding=no_embedding)
     data = state.client.post("/metis/knowledge-bases", json=request)
     if as_json:
         return print_json(data)
     click.echo(f"created {data['spec']['kind']} base {data['metadata']['name']}")
+    click.echo(f"embedding: {_chosen(data)}")
+
+
+def _chosen(data: dict) -> str:
+    """The embedding a create answer says was chosen, as `astra metis create` says it."""
+    choice = data.get("embedding_choice") or {}
+    deployment = (data["spec"].get("embedding") or {}).get("deployment")
+    if choice.get("chosen") != "default":
+        return deployment or "none (keywords only)"
+    if deployment:
+        return f"{deployment} (the workspace's default; --no-embedding for keywords only)"
+    return f"none, {choice.get('message', 'the base searches by keywords')}"
 
 
 def _source(folder: str, include: tuple[str, ...], exclude: tuple[str, ...], old: dict | None = None) -> dict:
@@ -167,3 +187,5 @@ def delete(state: State, name: str, yes: bool, as_json: bool) -> None:
     if as_json:
         return print_json(data)
     click.echo(f"deleted {name}")
+    if data.get("tools_removed_from"):
+        click.echo(f"its tools were removed from: {', '.join(data['tools_removed_from'])}")

@@ -1,4 +1,5 @@
-"""Runtimes: embedded (models shipped in packages, in process) and upstream (any OpenAI-compatible server).
+"""Runtimes: embedded (models shipped in packages, in process; a GGUF chat model in a worker process of its own)
+and upstream (any OpenAI-compatible server).
 
 `Runtimes` turns a deployment into something to call, behind one interface:
 
@@ -7,7 +8,8 @@
     core.runtimes.health(workspace, deployment) -> {"ok": bool, "detail": str}
 
 One loaded instance per deployment, kept while its spec stays the same (a PUT or a
-DELETE drops it). A deployment that scales to zero (resources.min 0) is unloaded after
+DELETE drops it and closes it: a chat model's worker process ends; so does `close`, with
+the core). A deployment that scales to zero (resources.min 0) is unloaded after
 `scale_to_zero_after` idle seconds; then only a call through the API wakes it (`wake=True`:
 /v1/chat/completions, /v1/embeddings, the console's playground), while the workspace's own
 network (a base's embedding, a memory's extractor) is answered DEPLOYMENT_SCALED_TO_ZERO.
@@ -31,7 +33,7 @@ from .base import ChatModel, Embedder
 if TYPE_CHECKING:
     from ..catalog import LibraryModel, Models
     from ..deployments import Deployment, Deployments
-    from .upstream import Upstream
+    from .upstream import HealthCache, Upstream
 
 __all__ = ["ChatModel", "Embedder", "Runtimes"]
 
@@ -54,6 +56,7 @@ class Runtimes:
         self._used: dict[tuple[str, str], float] = {}  # when a deployment that scales to zero was last called
         self._locks: dict[tuple[str, str], threading.Lock] = {}
         self._guard = threading.Lock()
+        self._health: HealthCache | None = None  # upstreams' last checks (upstream.py, imported when first needed)
 
     # -- the interface others code against ---------------------------------------
     def embedder(self, workspace: str, deployment: str, *, wake: bool = False) -> Embedder:
@@ -62,16 +65,18 @@ class Runtimes:
     def chat(self, workspace: str, deployment: str, *, wake: bool = False) -> ChatModel:
         return cast(ChatModel, self._instance(workspace, deployment, "chat", wake=wake))
 
-    def health(self, workspace: str, deployment: str) -> dict[str, Any]:
+    def health(self, workspace: str, deployment: str, *, check: bool = True) -> dict[str, Any]:
+        """Whether it answers. An upstream is asked only with `check` (a deployment's own page), at most every
+        HEALTH_TTL seconds; without (a listing), its last check or call is told: no one is called."""
         dep = self._find(workspace, deployment)
         runtime = dep.spec.runtime
         if runtime.type == "upstream":
-            return self._upstream(dep).health()
+            return self._upstream(dep).health(check=check)
         cached = self._cache.get((workspace, deployment))
         zero = dep.spec.scales_to_zero
         if cached is not None and cached[0] == self._key(dep):
             idle = f" (scales to zero after {self.scale_to_zero_after:g} s idle)" if zero else ""
-            return {"ok": True, "detail": "loaded in process" + idle}
+            return {"ok": True, "detail": f"loaded {getattr(cached[1], 'where', 'in process')}" + idle}
         model = self.models.resolve(dep.spec.model)
         if model is None:
             return {"ok": False, "detail": f"model {dep.spec.model!r} is not in the library (astra eos models)"}
@@ -82,13 +87,23 @@ class Runtimes:
             return {"ok": True, "scaled_to_zero": True,
                     "detail": "scaled to zero: the next call through the API loads it (the workspace's own network "
                     "does not wake it)"}
-        return {"ok": True, "detail": "ready in process (loads on first call)"}
+        where = "into a worker process" if dep.spec.kind == "chat" else "in process"  # embedded chat: llama.cpp
+        return {"ok": True, "detail": f"ready (loads {where} on first call)"}
 
     def drop(self, workspace: str, deployment: str) -> None:
         """Forget the loaded instance (the deployment changed or is gone)."""
         with self._guard:
-            self._cache.pop((workspace, deployment), None)
+            cached = self._cache.pop((workspace, deployment), None)
             self._used.pop((workspace, deployment), None)
+        _close(cached)
+
+    def close(self) -> None:
+        """Let go of every loaded instance (the core closes): no worker process outlives the server."""
+        with self._guard:
+            cached, self._cache = list(self._cache.values()), {}
+            self._used.clear()
+        for entry in cached:
+            _close(entry)
 
     # -- the OpenAI-compatible endpoints ------------------------------------------
     def embeddings(self, actor: Actor, body: dict[str, Any]) -> dict[str, Any]:
@@ -216,11 +231,14 @@ class Runtimes:
                 if cached is None or cached[0] != spec_key:
                     return
                 idle = time.monotonic() - self._used.get(key, 0.0)
-                if idle >= self.scale_to_zero_after:
+                unload = idle >= self.scale_to_zero_after
+                if unload:
                     self._cache.pop(key, None)
                     self._used.pop(key, None)
-                    return
                 remaining = self.scale_to_zero_after - idle
+            if unload:
+                _close(cached)  # a chat model's worker process ends (after the call in progress, if any)
+                return
             self._unload_when_idle(key, spec_key, remaining)
 
         timer = threading.Timer(max(delay, 0.01), check)
@@ -228,13 +246,18 @@ class Runtimes:
         timer.start()
 
     def _upstream(self, dep: Deployment) -> Upstream:
-        from .upstream import Upstream
+        from .upstream import HealthCache, Upstream
 
         runtime = dep.spec.runtime
         assert isinstance(runtime, UpstreamRuntime), "only an upstream deployment has an upstream"
         model = self.models.resolve(dep.spec.model)
         upstream_model = runtime.model or (model.upstream_name if model and model.upstream_name else dep.spec.model)
-        return Upstream(dep.name, runtime.url, upstream_model, runtime.api_key_env, runtime.timeout)
+        if self._health is None:
+            from .upstream import HealthCache
+
+            self._health = HealthCache()
+        return Upstream(dep.name, runtime.url, upstream_model, runtime.api_key_env, runtime.timeout,
+                        allow_link_local=self.deployments.allow_link_local_upstreams, health=self._health)
 
     def _embedded_problem(self, dep: Deployment, model: LibraryModel) -> str | None:
         if model.engine is None:
@@ -260,7 +283,8 @@ class Runtimes:
 
             upstream = self._upstream(dep)
             if dep.spec.kind == "chat":
-                return UpstreamChat(upstream)
+                runtime = dep.spec.runtime
+                return UpstreamChat(upstream, context=runtime.context if isinstance(runtime, UpstreamRuntime) else None)
             model = self.models.resolve(dep.spec.model)
             return UpstreamEmbedder(upstream, e5_prefixes=bool(model and model.e5_prefixes))
         model = self.models.resolve(dep.spec.model)
@@ -287,3 +311,8 @@ class Runtimes:
 
         return LlamaChat(dep.name, str(self.models.path(model)), chat_format=model.chat_format or "chatml",
                          context=model.context)
+
+
+def _close(cached: tuple[str, Any] | None) -> None:
+    if cached is not None and hasattr(cached[1], "close"):
+        cached[1].close()

@@ -3,13 +3,21 @@
 The API key comes from the environment variable the spec names, read at each call: it is
 never stored in a spec nor printed. A server that does not answer (connection refused,
 timeout) is 503 DEPLOYMENT_UNAVAILABLE; one that answers with an error is 502 UPSTREAM_ERROR.
+A URL the rule of eos/urls.py refuses (a row stored before the rule) is never called: 503 saying why.
+
+Health is cached (`HealthCache`): a deployment's own page asks the upstream (at most every HEALTH_TTL
+seconds), calls record how they went, and listings show the last of these without calling anyone.
 """
 
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import os
+import ssl
+import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, cast
@@ -17,22 +25,73 @@ from typing import Any, cast
 import httpx
 import numpy as np
 
-from ...errors import BadGateway, Unavailable
+from ...errors import AstralyxError, BadGateway, Unavailable
+from ...util import iso
+from ..urls import check_upstream_url
 from .base import ChatModel, Embedder
 from .embedded import normalise
 
 EMBED_BATCH = 64
+HEALTH_TTL = 15.0  # seconds a check of an upstream stands for the next ones
+
+
+class HealthCache:
+    """The last word on each upstream (its URL, model and key variable): a check, or how a call went."""
+
+    def __init__(self, ttl: float = HEALTH_TTL) -> None:
+        self.ttl = ttl
+        self._last: dict[tuple[str, str, str | None], tuple[float, str, dict[str, Any]]] = {}
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def _key(upstream: Upstream) -> tuple[str, str, str | None]:
+        return upstream.url, upstream.model, upstream.api_key_env
+
+    def record(self, upstream: Upstream, status: dict[str, Any]) -> None:
+        with self._lock:
+            self._last[self._key(upstream)] = (time.monotonic(), iso(), status)
+
+    def last(self, upstream: Upstream, *, within: float | None = None) -> dict[str, Any] | None:
+        """The last status with when it was taken (`checked_at`), if any (and, with `within`, that recent)."""
+        with self._lock:
+            seen = self._last.get(self._key(upstream))
+        if seen is None or (within is not None and time.monotonic() - seen[0] > within):
+            return None
+        return {**seen[2], "checked_at": seen[1]}
+
+
+@functools.cache
+def _tls() -> ssl.SSLContext:
+    """One TLS context for every call: making one reads the system's certificates, tens of milliseconds of CPU
+    (hundreds on a busy machine) that each call paid, a sync through a fast upstream every 16 passages."""
+    return httpx.create_ssl_context()
 
 
 class Upstream:
     """One OpenAI-compatible base URL, its model name there, its key and timeout."""
 
-    def __init__(self, deployment: str, url: str, model: str, api_key_env: str | None, timeout: float) -> None:
+    def __init__(self, deployment: str, url: str, model: str, api_key_env: str | None, timeout: float,
+                 *, allow_link_local: bool = False, health: HealthCache | None = None) -> None:
         self.deployment = deployment
         self.url = url.rstrip("/")
         self.model = model
         self.api_key_env = api_key_env
         self.timeout = timeout
+        self.health_cache = health or HealthCache()
+        # A URL stored before the rule (or refused by the operator's setting since) is never called.
+        self.refused: AstralyxError | None = None
+        try:
+            check_upstream_url(url, allow_link_local=allow_link_local)
+        except AstralyxError as e:
+            self.refused = e
+
+    def check_url(self) -> None:
+        if self.refused is not None:
+            raise Unavailable(
+                f"Deployment {self.deployment!r} is not called: {self.refused.message}. Fix it with "
+                f"PUT /v1/eos/deployments/{self.deployment} (or deploy again)",
+                code="DEPLOYMENT_UNAVAILABLE", details={"deployment": self.deployment, "cause": self.refused.code},
+            )
 
     def headers(self) -> dict[str, str]:
         if not self.api_key_env:
@@ -48,7 +107,7 @@ class Upstream:
 
     def client(self, timeout: float | None = None) -> httpx.Client:
         t = timeout if timeout is not None else self.timeout
-        return httpx.Client(timeout=httpx.Timeout(t, connect=min(10.0, t)), headers=self.headers())
+        return httpx.Client(timeout=httpx.Timeout(t, connect=min(10.0, t)), headers=self.headers(), verify=_tls())
 
     def unavailable(self, e: Exception) -> Unavailable:
         what = "did not answer in time" if isinstance(e, httpx.TimeoutException) else "cannot be reached"
@@ -73,12 +132,22 @@ class Upstream:
             details={"deployment": self.deployment, "status": response.status_code},
         )
 
+    def _answered(self) -> None:
+        self.health_cache.record(self, {"ok": True, "detail": f"{self.url} answered a call ({self.model})"})
+
+    def _failed(self, e: Exception) -> Unavailable:
+        error = self.unavailable(e)
+        self.health_cache.record(self, {"ok": False, "detail": error.message})
+        return error
+
     def post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        self.check_url()
         try:
             with self.client() as client:
                 response = client.post(f"{self.url}{path}", json=body)
         except httpx.TransportError as e:
-            raise self.unavailable(e) from None
+            raise self._failed(e) from None
+        self._answered()
         if response.status_code >= 400:
             raise self.error(response)
         try:
@@ -91,15 +160,32 @@ class Upstream:
 
     @contextmanager
     def stream(self, path: str, body: dict[str, Any]) -> Iterator[httpx.Response]:
+        self.check_url()
         try:
             with self.client() as client, client.stream("POST", f"{self.url}{path}", json=body) as response:
+                self._answered()
                 if response.status_code >= 400:
                     raise self.error(response)
                 yield response
         except httpx.TransportError as e:
-            raise self.unavailable(e) from None
+            raise self._failed(e) from None
 
-    def health(self) -> dict[str, Any]:
+    def health(self, *, check: bool = True) -> dict[str, Any]:
+        """With `check`, the upstream asked (unless it was within HEALTH_TTL seconds); without, only what is known
+        already (a listing calls no one): the last check or call, or that none was made yet."""
+        if self.refused is not None:
+            return {"ok": False, "detail": f"not called: {self.refused.message}"}
+        if not check:
+            return self.health_cache.last(self) or {
+                "ok": None, "detail": "not checked yet: the deployment's own page (GET /v1/eos/deployments/<name>) checks it"}
+        recent = self.health_cache.last(self, within=self.health_cache.ttl)
+        if recent is not None:
+            return {k: v for k, v in recent.items() if k != "checked_at"}
+        status = self._probe()
+        self.health_cache.record(self, status)
+        return status
+
+    def _probe(self) -> dict[str, Any]:
         """GET <url>/models with a short timeout: does it answer, and does it serve our model?"""
         try:
             with self.client(timeout=min(5.0, self.timeout)) as client:
@@ -108,6 +194,8 @@ class Upstream:
             return {"ok": False, "detail": e.message}
         except httpx.TransportError as e:
             return {"ok": False, "detail": self.unavailable(e).message}
+        except (httpx.HTTPError, httpx.InvalidURL, ValueError) as e:  # a URL httpx cannot use: said, never a 500
+            return {"ok": False, "detail": f"{self.url} cannot be asked ({type(e).__name__})"}
         if response.status_code >= 400:
             return {"ok": False, "detail": f"{self.url} answered {response.status_code} to GET /models"}
         try:
@@ -176,9 +264,10 @@ def _vector(value: Any) -> np.ndarray:
 
 
 class UpstreamChat(ChatModel):
-    def __init__(self, upstream: Upstream) -> None:
+    def __init__(self, upstream: Upstream, *, context: int | None = None) -> None:
         self.name = upstream.deployment
         self.upstream = upstream
+        self.context_length = context  # what the spec declares (runtime.context): the server does not say
 
     def _body(self, request: dict[str, Any], stream: bool) -> dict[str, Any]:
         body = {k: v for k, v in request.items() if v is not None and k != "metadata"}

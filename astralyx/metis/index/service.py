@@ -19,16 +19,18 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from ...eos.runtimes.base import Embedder
-from ...errors import AstralyxError, Unavailable
+from ...errors import AstralyxError, NotFound, Unavailable
 from ...util import sha256
 from ..bases import KnowledgeBase, KnowledgeBases
+from ..chunking import VERSION as CHUNKING
+from ..document_ids import document_id, source_names
 from ..jobs import SyncJob
 from ..notes import note_title
 from ..parsing import ParsedDocument, decode, parse_file, read_markdown, split_front_matter, supported
 from ..sources import Rule, walk
 from ..writer import FileChange, holds_facts
 from .keywords import USE_FROM as KEYWORDS_FROM
-from .store import BaseIndex, Entry, embedding_text
+from .store import BaseIndex, Entry, IndexClosed, embedding_text
 
 if TYPE_CHECKING:
     import numpy as np
@@ -41,8 +43,9 @@ INDEX_FILE = "index.db"
 VECTORS_FILE = "index.vectors.usearch"  # the HNSW sidecar of index.db (vectors.py), and its .json header
 KEYWORDS_DIR = "index.keywords.tantivy"  # the keyword sidecar of index.db (keywords.py)
 EMBED_BATCH = 64  # chunks per call to the embedder, and per write transaction of a sync (searchable at once)
-SYNC_SLICE = 16  # chunks per call to the embedder in a sync: a search waits for at most one such call
-YIELD_MAX = 0.5  # seconds a sync's next embedding waits for the searches under way to end
+SYNC_SLICE = 16  # chunks per call to the embedder in a sync, and per write while searches come: a search waits for one
+YIELD_MAX = 0.5  # seconds a sync's next step waits for the searches under way to end
+RECENT = 2.0  # seconds after a search during which a sync writes a slice at a time
 KEEP_PARSED = 20_000  # passages a sync keeps parsed between reading and indexing; files beyond are read again
 LARGE_FILE = 1000  # passages from one file above which a sync reports it (Settings.large_file_passages)
 
@@ -102,12 +105,17 @@ class Index:
         self._locks: dict[tuple[str, str], threading.RLock] = {}
         self._deferred: dict[tuple[str, str], set[str]] = {}  # files changed while the index was busy
         self._versions: dict[tuple[str, str], dict[str, int]] = {}  # files indexed on their own (see _touch)
+        self._closing: set[tuple[str, str]] = set()  # bases whose store is being closed or dropped
+        self._held = threading.local()  # the stores this thread uses (`using`)
         self.large_file = LARGE_FILE
         # Searches first: a sync embeds in slices and, between two, waits while searches run (the
         # embedder would otherwise take both cores from the query's own embedding). The bench turns it off.
         self.yield_to_searches = True
         self._searching = 0  # searches under way
+        self._started = self._ended = 0  # searches started and ended so far
+        self._searched = 0.0  # when the last search ended (monotonic)
         self._guard = threading.Lock()
+        self._changed = threading.Condition(self._guard)  # a store closed or dropped (_closing)
         # True: searches use index.db alone (FTS5 and the exact vec0 scan), never the sidecars
         # (the bench measures both; a user who wants exact answers over speed sets it).
         self.exact = False
@@ -137,7 +145,7 @@ class Index:
         path = relpath.split("/", 1)[1]
         if not supported(path):
             return None
-        return parse_file(f"docs:{base.name}/{path}", path, data)
+        return parse_file(document_id(base.name, path), path, data)
 
     def _read_note(self, base: KnowledgeBase, relpath: str, data: bytes) -> ParsedDocument | None:
         area, path = relpath.split("/", 1)
@@ -153,33 +161,97 @@ class Index:
         return ParsedDocument(label=f"{area}:{base.name}/{path}", title=title, chunks=chunks, attrs=attrs, kind=area)
 
     # -- the store of a base ------------------------------------------------------------------
+    # A store is closed (a reindex drops it, the base is deleted, the server stops) only once no one uses it:
+    # each of its methods counts as a use (store.Users), and `using` holds one across a search's several
+    # reads. Meanwhile a new store of the base waits (`store` blocks until the old one's files are gone), and
+    # once a deleted base's folder is gone, its searches answer BASE_NOT_FOUND (its folder is not made again).
     def store(self, base: KnowledgeBase) -> BaseIndex:
         key = (base.workspace, base.name)
-        with self._guard:
+        stale = None
+        with self._changed:
+            while key in self._closing:
+                self._changed.wait()  # its index is being closed or dropped (a reindex, the base deleted)
+            if not base.folder.is_dir():
+                raise NotFound(f"Knowledge base {base.name!r} was deleted: `astra metis bases` lists those there are",
+                               code="BASE_NOT_FOUND")
             index = self._open.get(key)
-            if index is None or not index.path.parent.exists():
-                index = self.open_store(base)
+            if index is None or not index.current():
+                # (not current: the files it has open went with a base of that name, deleted since)
+                stale, index = index, self._open_store(base)
                 at_any_size = self.keywords_from is not None and index.keywords_at_any_size
                 index.keywords.use_from = 0 if at_any_size else self.keywords_from
                 self._open[key] = index
-            return index
+        if stale is not None:  # closed once its last reader lets go, not in this caller's time
+            threading.Thread(target=stale.close, name=f"close:{base.name}", daemon=True).start()
+        return index
+
+    def _open_store(self, base: KnowledgeBase) -> BaseIndex:
+        try:
+            return self.open_store(base)
+        except Exception:
+            if not base.folder.is_dir():  # its folder went meanwhile (the base deleted)
+                raise NotFound(f"Knowledge base {base.name!r} was deleted: `astra metis bases` lists those there are",
+                               code="BASE_NOT_FOUND") from None
+            raise
+
+    @contextmanager
+    def using(self, base: KnowledgeBase) -> Iterator[BaseIndex]:
+        """The base's store, not closed before the block ends (a search's reads all see one index: the one
+        before a reindex, or the new one). Within it, the same thread gets the same store again."""
+        key = (base.workspace, base.name)
+        held: dict[tuple[str, str], BaseIndex] = self._held.__dict__.setdefault("stores", {})
+        if key in held:
+            yield held[key]
+            return
+        for _ in range(10):
+            store = self.store(base)
+            try:
+                store.users.enter()
+            except IndexClosed:
+                continue  # closed between the two (a reindex): the new one
+            break
+        else:
+            raise IndexClosed(f"The index of {base.name!r} is being rebuilt again and again: try again")
+        held[key] = store
+        try:
+            yield store
+        finally:
+            del held[key]
+            store.users.leave()
 
     def lock(self, base: KnowledgeBase) -> threading.RLock:
         with self._guard:
             return self._locks.setdefault((base.workspace, base.name), threading.RLock())
 
     def close(self, base: KnowledgeBase) -> None:
-        """Close the base's index file (before its folder goes, or to rebuild it)."""
-        with self._guard:
-            index = self._open.pop((base.workspace, base.name), None)
-        if index is not None:
-            index.close()
+        """Close the base's index (once no one uses it); the next use opens it again."""
+        self._let_go(base, remove=False)
 
     def drop(self, base: KnowledgeBase) -> None:
-        """Remove the base's index and its sidecars (the base goes, or is rebuilt from its files)."""
-        store = self.store(base)
-        self.close(base)
-        store.drop()
+        """Remove the base's index and its sidecars (the base goes: bases.on_delete), once no one uses them."""
+        self._let_go(base, remove=True)
+
+    def _let_go(self, base: KnowledgeBase, remove: bool) -> None:
+        """Close the base's store (and with `remove`, its files), its users gone first; no new store is opened
+        for the base meanwhile, so none opens the files being removed."""
+        key = (base.workspace, base.name)
+        with self._changed:
+            while key in self._closing:
+                self._changed.wait()
+            self._closing.add(key)
+            index = self._open.pop(key, None)
+        try:
+            if remove:
+                if index is None and base.folder.is_dir():  # not opened since the start: opened to remove what it holds
+                    index = self.open_store(base)
+                if index is not None:
+                    index.drop()
+            elif index is not None:
+                index.close()
+        finally:
+            with self._changed:
+                self._closing.discard(key)
+                self._changed.notify_all()
 
     def close_all(self) -> None:
         with self._guard:
@@ -205,34 +277,46 @@ class Index:
         name = getattr(embedder, "name", type(embedder).__name__)
         return f"{base.spec.embedding.deployment}|{name}|{embedder.dimensions}"
 
-    def _prepare(self, base: KnowledgeBase) -> tuple[BaseIndex, Embedder | None]:
-        """The base's store, ready for the base's current embedding (a change starts the vectors over)."""
-        store = self.store(base)
+    def _prepare(self, base: KnowledgeBase, store: BaseIndex) -> Embedder | None:
+        """The base's store made ready for the base's current embedding (a change starts the vectors over)."""
         embedder = self.embedder_for(base)
         identity = self.embedding_identity(base, embedder)
         if store.embedding != identity:
             log.info("index of %s/%s: embedding is now %s, vectors start over", base.workspace, base.name, identity)
             store.set_embedding(identity, embedder.dimensions if embedder else None)
-        return store, embedder
+        return embedder
 
     # -- searches first ------------------------------------------------------------------------
+    # A sync's work is cut in steps (a file read, a slice of passages embedded, a slice written), and before each
+    # it lets the searches under way end: a search waits at most for the step under way when it came, whatever
+    # the embedder's speed. (With a fast embedder the sync's own Python work is most of it: while it runs, a
+    # search gets Python's GIL back only every switch interval, 5 ms, after each of its calls into C.)
     @contextmanager
     def reading(self) -> Iterator[None]:
-        """Around a search: a sync's next slice of embedding waits until it ends (up to YIELD_MAX)."""
+        """Around a search: a sync's next step waits until it ends (up to YIELD_MAX)."""
         with self._guard:
             self._searching += 1
+            self._started += 1
         try:
             yield
         finally:
             with self._guard:
                 self._searching -= 1
+                self._ended += 1
+                self._searched = time.monotonic()
 
     def _yield_to_readers(self) -> None:
-        if not self.yield_to_searches:
+        """A sync's step boundary: the searches under way end first (as many as there are: those that come
+        meanwhile share the machine with the next step, so that searches one after another never starve it)."""
+        if not self.yield_to_searches or not self._searching:
             return
+        until = self._started
         deadline = time.monotonic() + YIELD_MAX
-        while self._searching and time.monotonic() < deadline:
-            time.sleep(0.002)
+        while self._searching and self._ended < until and time.monotonic() < deadline:
+            time.sleep(0.001)
+
+    def _searched_lately(self) -> bool:
+        return self.yield_to_searches and (self._searching > 0 or time.monotonic() - self._searched < RECENT)
 
     # -- keeping in step ----------------------------------------------------------------------
     def _touch(self, base: KnowledgeBase, key: str) -> None:
@@ -251,9 +335,11 @@ class Index:
         file = base.folder / relpath
         if not file.is_file():
             return self.remove_file(base, relpath)
-        with self.lock(base):
+        with self.lock(base), self.using(base) as store:
             self._touch(base, relpath)
-            store, embedder = self._prepare(base)
+            embedder = self._prepare(base, store)
+            if store.meta("chunking") is None and not store.count()[0]:  # a new index: of today's chunking
+                store.set_meta("chunking", CHUNKING)
             candidate = Candidate(key=relpath, file=file, origin=relpath.split("/", 1)[0], relpath=relpath)
             doc = store.document(relpath)
             try:
@@ -273,9 +359,9 @@ class Index:
             return True
 
     def remove_file(self, base: KnowledgeBase, relpath: str) -> bool:
-        with self.lock(base):
+        with self.lock(base), self.using(base) as store:
             self._touch(base, relpath)
-            return self.store(base).remove([relpath]) > 0
+            return store.remove([relpath]) > 0
 
     def on_change(self, change: FileChange) -> None:
         """Subscriber of core.writer: a file written or removed is indexed at once (a sync under way holds
@@ -321,15 +407,25 @@ class Index:
                 if self.reader_for(relpath) is not None:
                     found.append(Candidate(key=relpath, file=file, origin=area, relpath=relpath))
         if base.kind == "documents":
-            for source in base.spec.sources:
+            names = source_names([s.folder for s in base.spec.sources])
+            for source, name in zip(base.spec.sources, names, strict=True):
                 root = Path(source.folder).expanduser()
                 for file in _walk(root, source.rule()):
                     rel = file.relative_to(root).as_posix()
                     if supported(rel):
-                        found.append(
-                            Candidate(key=f"source:{root}/{rel}", file=file, origin="source", label=f"docs:{base.name}/{rel}")
-                        )
+                        label = document_id(base.name, rel, name)
+                        found.append(Candidate(key=f"source:{root}/{rel}", file=file, origin="source", label=label))
         return found
+
+    @staticmethod
+    def _stale(store: BaseIndex, candidates: list[Candidate], known: dict[str, str]) -> dict[str, str]:
+        """The hashes a sync compares files with, but "" (read again, as changed) for the documents made
+        by an older chunking (all, once, after an upgrade), or whose id is now another (a second source)."""
+        if store.meta("chunking") != CHUNKING:
+            return dict.fromkeys(known, "")
+        labels = {d.key: d.label for d in store.documents("source")}
+        stale = {c.key for c in candidates if c.label and c.key in labels and labels[c.key] != c.label}
+        return {key: "" if key in stale else digest for key, digest in known.items()}
 
     def sync(self, base: KnowledgeBase, progress: SyncJob | None = None) -> SyncReport:
         """Bring the index in step with the files: removed ones dropped, new and changed ones indexed.
@@ -341,15 +437,17 @@ class Index:
         job = progress or SyncJob(workspace=base.workspace, base=base.name, kind="sync")
         try:
             with self.lock(base):
-                store, embedder = self._prepare(base)
+                store = self.store(base)
+                embedder = self._prepare(base, store)
                 candidates = self.candidates(base)
-                known = store.hashes()
+                known = self._stale(store, candidates, store.hashes())
                 seen = {c.key for c in candidates}
                 report = SyncReport()
                 report.removed = store.remove([k for k in known if k not in seen])
             planned = self._plan(base, candidates, known, report, job)
             with store.bulk(sum(item.passages for item in planned)):
                 self._write_all(base, store, embedder, planned, known, report, job)
+            store.set_meta("chunking", CHUNKING)  # every file read with it (one that failed is tried again anyway)
             job.phase = "finishing"
             # sidecars built (in the background) now rather than at the first search
             sidecar = store.vectors_sidecar()
@@ -363,7 +461,7 @@ class Index:
     def reindex(self, base: KnowledgeBase, progress: SyncJob | None = None) -> SyncReport:
         """Drop the index file and its derived sidecars and build them again from the files."""
         with self.lock(base):
-            self.drop(base)
+            self._let_go(base, remove=True)  # once the searches under way end; those after wait for it
         return self.sync(base, progress)
 
     def _plan(
@@ -376,9 +474,9 @@ class Index:
         kept = passages = 0
         job.reading(0, total, "")
         for done, c in enumerate(candidates, start=1):
+            self._yield_to_readers()
             document = c.label or c.key
-            if done % 20 == 0 or done == total:
-                job.reading(done, total, document)
+            job.reading(done, total, document)  # each file: a stop (a delete, the server stopping) ends the sync here
             version = self._version(base, c.key)  # before reading: a change after it shows as a newer one
             try:
                 data = c.file.read_bytes()
@@ -453,17 +551,10 @@ class Index:
         entries = [item.entry for item in batch if item.entry is not None]
         if embedder is not None and embed:
             self._embed_entries(store, embedder, entries, embedded, yielding=True)
-        while True:
-            with self.lock(base):
-                # A file indexed or dropped on its own since it was read (a note, an upload): that is newer.
-                fresh = [item for item in batch if self._version(base, item.candidate.key) == item.version]
-                written = [item.entry for item in fresh if item.entry is not None]
-                # Passages left for a copy to lend its vector, whose copy went meanwhile: embedded after all.
-                unbacked = store.unbacked(written) if embedder is not None else []
-                if not unbacked:
-                    store.write(written)
-                    break
-            _fill(embedder, written, unbacked)
+        fresh = []
+        for part in _slices(batch, SYNC_SLICE if self._searched_lately() else None):
+            self._yield_to_readers()
+            fresh += self._write_part(base, store, embedder, part)
         for item in fresh:
             if known.get(item.candidate.key) is None:
                 report.added += 1
@@ -475,6 +566,22 @@ class Index:
             item.entry = None  # written: its text and vectors need not stay in memory
         self._drain_deferred(base)  # notes written during the sync, searchable now
         time.sleep(0)  # let a waiting reader or writer thread run before the next batch
+
+    def _write_part(
+        self, base: KnowledgeBase, store: BaseIndex, embedder: Embedder | None, part: list[_Planned]
+    ) -> list[_Planned]:
+        """Write these files of a batch in one transaction; the ones written (not those indexed on their own since)."""
+        while True:
+            with self.lock(base):
+                # A file indexed or dropped on its own since it was read (a note, an upload): that is newer.
+                fresh = [item for item in part if self._version(base, item.candidate.key) == item.version]
+                written = [item.entry for item in fresh if item.entry is not None]
+                # Passages left for a copy to lend its vector, whose copy went meanwhile: embedded after all.
+                unbacked = store.unbacked(written) if embedder is not None else []
+                if not unbacked:
+                    store.write(written)
+                    return fresh
+            _fill(embedder, written, unbacked)
 
     def _reread(self, base: KnowledgeBase, item: _Planned, report: SyncReport, job: SyncJob) -> Entry | None:
         """A file planned beyond KEEP_PARSED, read again (it may have changed: then as it is now)."""
@@ -552,6 +659,8 @@ class Index:
 
     # -- what is indexed ----------------------------------------------------------------------
     def documents(self, base: KnowledgeBase) -> list[dict[str, Any]]:
+        with self.using(base) as store:
+            stored = store.documents()
         return [
             {
                 "document": d.label,
@@ -562,19 +671,13 @@ class Index:
                 "size": d.size,
                 "indexed_at": d.indexed_at,
             }
-            for d in self.store(base).documents()
+            for d in stored
         ]
 
     def status(self, base: KnowledgeBase) -> dict[str, Any]:
-        store = self.store(base)
-        docs, chunks = store.count()
-        embedding = store.embedding
-        return {
-            "documents": docs,
-            "chunks": chunks,
-            "embedding": embedding,
-            "dimensions": store.dimensions,
-        }
+        with self.using(base) as store:
+            docs, chunks = store.count()
+            return {"documents": docs, "chunks": chunks, "embedding": store.embedding, "dimensions": store.dimensions}
 
 
 def _embed(embedder: Embedder, texts: list[str]) -> np.ndarray:
@@ -594,6 +697,21 @@ def _fill(embedder: Embedder | None, entries: list[Entry], where: list[tuple[int
         vectors_of = entries[i].vectors
         if vectors_of is not None:
             vectors_of[j] = vector
+
+
+def _slices(batch: list[_Planned], passages: int | None) -> list[list[_Planned]]:
+    """The batch's files in runs of about `passages` passages (whole files), or all in one (None)."""
+    if passages is None:
+        return [batch]
+    out: list[list[_Planned]] = [[]]
+    size = 0
+    for item in batch:
+        if out[-1] and size + item.passages > passages:
+            out.append([])
+            size = 0
+        out[-1].append(item)
+        size += item.passages
+    return out
 
 
 def _walk(root: Path, rule: Rule | None = None) -> list[Path]:

@@ -50,13 +50,10 @@ class Unreadable(Exception):
 
 
 def _parse_when(value: Any, what: str) -> str:
-    """A date ('2026-10-12') or date-time ('2026-10-12T09:30:00Z') as ISO, or 422."""
+    """A date ('2026-10-12') or date-time ('2026-10-12T09:30:00Z') as ISO, or 422 INVALID_DATE."""
     if not isinstance(value, str) or not value.strip():
-        raise Invalid(f"{what} must be a date (2026-10-12) or a date-time (2026-10-12T09:30:00Z)", code="INVALID_CONVERSATION")
-    try:
-        return normalize_said_at(value)  # the one rule for dates of facts
-    except Invalid as e:
-        raise Invalid(f"{what}: {e.message.removeprefix('said_at ')}", code="INVALID_CONVERSATION") from None
+        raise Invalid(f"{what} must be a date (2026-10-12) or a date-time (2026-10-12T09:30:00Z)", code="INVALID_DATE")
+    return normalize_said_at(value, what)  # the one rule (and code) for dates of facts
 
 
 def _text_of(content: Any) -> str:

@@ -150,8 +150,10 @@ _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _DATETIME = re.compile(r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?(?:[Zz]|[+-]\d{2}:\d{2})?")
 
 
-def normalize_said_at(value: Any) -> str:
-    """A date stays a date; a date-time becomes UTC (`Z`). Refuses anything else with how to write it."""
+def normalize_said_at(value: Any, what: str = "said_at") -> str:
+    """A date stays a date; a date-time becomes UTC (`Z`). Refuses anything else with how to write it:
+    INVALID_DATE, the one code for a bad date wherever it is given (said_at, as_of, a message's date),
+    the message naming `what`."""
     if isinstance(value, datetime):
         dt = value
     elif isinstance(value, date):
@@ -165,15 +167,15 @@ def normalize_said_at(value: Any) -> str:
                 raise ValueError(text)
             dt = datetime.fromisoformat(text.upper().replace("Z", "+00:00").replace(" ", "T", 1))
         except ValueError:
-            raise Invalid(f"said_at {text!r} is not a date: write {DATE_FORMS}", code="INVALID_FACT") from None
+            raise Invalid(f"{what} {text!r} is not a date: write {DATE_FORMS}", code="INVALID_DATE") from None
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=UTC)
     try:
         dt = dt.astimezone(UTC)
     except OverflowError:  # 0001-01-01T00:30+01:00 is before the first instant there is
         raise Invalid(
-            f"said_at {str(value)!r} is out of range: in UTC it must fall between the years 1 and 9999",
-            code="INVALID_FACT",
+            f"{what} {str(value)!r} is out of range: in UTC it must fall between the years 1 and 9999",
+            code="INVALID_DATE",
         ) from None
     return dt.replace(microsecond=0).isoformat().replace("+00:00", "Z")
 

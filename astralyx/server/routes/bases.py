@@ -34,8 +34,10 @@ def create_base(
     actor: Actor = Depends(get_actor),
     core: Astralyx = Depends(get_core),
 ) -> dict:
-    """Create a base (404 DEPLOYMENT_NOT_FOUND when its spec names a deployment the workspace lacks)."""
-    return core.bases.create(actor, body).to_dict()
+    """Create a base (404 DEPLOYMENT_NOT_FOUND when its spec names a deployment the workspace lacks). Without
+    `spec.embedding` it embeds with the workspace's embedding deployment when one is ready (`"embedding": null`:
+    keywords only); `embedding_choice` in the answer says which and why."""
+    return core.bases.create(actor, body, default_embedding=True).to_dict()
 
 
 @router.get("/{name}", responses=ok(BaseOut, 404))
@@ -55,5 +57,6 @@ def update_base(
 
 @router.delete("/{name}", responses=errors(404))
 def delete_base(name: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
-    core.bases.delete(actor, name)
-    return {"deleted": name}
+    changed = core.bases.delete(actor, name)
+    # A deployment keeps no tool on a base that is gone: those whose tools named it are said.
+    return {"deleted": name, **({"tools_removed_from": changed} if changed else {})}

@@ -27,22 +27,26 @@ EXAMPLE = {
 }
 
 
-def _with_status(core: Astralyx, data: dict[str, Any]) -> dict[str, Any]:
+def _with_status(core: Astralyx, data: dict[str, Any], *, check: bool = True) -> dict[str, Any]:
     meta = data["metadata"]
-    return {**data, "status": core.runtimes.health(meta["workspace"], meta["name"])}
+    return {**data, "status": core.runtimes.health(meta["workspace"], meta["name"], check=check)}
 
 
 @router.get("", responses=ok(DeploymentList))
 def list_deployments(
-    health: bool = Query(True, description="Check whether each deployment answers (status)"),
+    health: bool = Query(True, description="Say whether each deployment answers (status): an upstream's last check "
+                                           "or call, never a new call (its own GET checks it)"),
+    check: bool = Query(False, description="Ask each upstream now (each at most every 15 s; side by side)"),
     actor: Actor = Depends(get_actor),
     core: Astralyx = Depends(get_core),
 ) -> dict:
     items = [d.to_dict() for d in core.deployments.list(actor)]
-    if health and items:
-        # Upstream checks wait on the network: side by side, each with its own short timeout.
+    if check and items:
+        # Asked for: upstream checks wait on the network, side by side, each with its own short timeout.
         with ThreadPoolExecutor(max_workers=min(8, len(items))) as pool:
             items = list(pool.map(lambda d: _with_status(core, d), items))
+    elif health:
+        items = [_with_status(core, d, check=False) for d in items]
     return {"deployments": items}
 
 

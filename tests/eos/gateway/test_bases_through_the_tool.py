@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from .conftest import openai_for, put_deployment
+
+
+@pytest.fixture(autouse=True)
+def _source_roots(monkeypatch, tmp_path):
+    """API keys name folder sources here: the operator allows the test's folder (metis/roots.py)."""
+    monkeypatch.setenv("ASTRALYX_SOURCE_ROOTS", str(tmp_path))
 
 LEAVE = "# Leave policy\n\n## Vacation\n\nEach person has 25 vacation days a year.\n\n## Parental leave\n\nSixteen weeks.\n"
 

@@ -223,19 +223,19 @@ def test_plain_pass_through_without_tools(client, scripted_openai, oai):
     assert text == "streamed hello"
 
 
-def test_a_base_that_cannot_be_searched_says_why(client, chat, oai):
-    # The handbook is gone (deleted after the deployment got its tools): the call fails with why,
-    # and the model is told to answer without it and say so.
-    assert client.delete("/v1/metis/knowledge-bases/handbook").status_code == 200
+def test_a_deleted_base_is_no_longer_offered(client, chat, oai):
+    # The handbook is gone (deleted after the deployment got its tools): its tools went with it, so the
+    # model is not offered them, and a call to one anyway is told there is no such tool.
+    deleted = client.delete("/v1/metis/knowledge-bases/handbook")
+    assert deleted.status_code == 200 and deleted.json()["tools_removed_from"] == ["chat"]
     chat.reply(tool_calls=[("search_knowledge", {"query": "vacation"})])
     chat.reply("I could not search the handbook just now.")
     answer = oai.chat.completions.create(model="chat", messages=ASK)
     assert answer.choices[0].message.content == "I could not search the handbook just now."
+    offered = [t["function"]["name"] for t in chat.chat_requests[0]["tools"]]
+    assert offered == ["save_to_knowledge"]  # journal's: the handbook's two are gone
     result = only(tool_results(chat.chat_requests[1]), "search_knowledge")
-    assert result["knowledge_base"] == "handbook"
-    assert result["error"]["code"] == "BASE_NOT_FOUND" and "handbook" in result["error"]["message"]
-    assert result["note"] == "The search failed: answer without handbook, and say that it could not be searched and why."
-    assert answer.model_extra["astralyx"]["tool_calls"][0]["status"] == "BASE_NOT_FOUND"
+    assert result["error"]["code"] == "UNKNOWN_TOOL"
 
 
 def test_upstream_errors_are_http_errors(client, chat, oai):

@@ -136,9 +136,11 @@ def test_ask_before_saving_makes_a_draft_then_save(chat, oai, client, home):
 def test_ask_before_saving_then_discard(chat, oai, client, home, key_client):
     extra, _ = save_via_model(chat, oai, tool="save_to_knowledge")
     draft = extra["drafts"][0]
-    # The person chatting decides: a caller of the deployment (a viewer here) may.
+    # Someone else whose chat did not make it may not decide without write-content (tests/eos/gateway/test_draft_rights.py).
     viewer = key_client("viewer")
-    r = viewer.post(draft["discard"])
+    denied = viewer.post(draft["discard"])
+    assert denied.status_code == 403 and denied.json()["error"]["code"] == "PERMISSION_DENIED"
+    r = client.post(draft["discard"])
     assert r.status_code == 200 and r.json()["draft"]["status"] == "discarded"
     assert not (home / "bases" / "default" / "handbook" / "saved").exists()
     assert client.post(draft["save"]).json()["error"]["code"] == "DRAFT_DECIDED"

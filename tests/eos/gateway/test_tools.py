@@ -99,7 +99,8 @@ def test_cli_gives_lists_and_removes_tools_as_the_doc_shows(astra, client, bases
     put_deployment(client, "chat", scripted_openai.url, [])
     out = astra("eos", "tools", "chat", "knowledge", "handbook", "--search", "--save").output
     assert "search_knowledge searches handbook" in out
-    assert "Anyone who may call chat" in out and "even without permission to read it" in out
+    said = " ".join(out.split())  # the note is a paragraph wrapped at the terminal's width
+    assert "Anyone who may call chat" in said and "even without permission to read it" in said
     out = astra("eos", "tools", "chat", "knowledge", "journal", "--save-on-its-own").output
     assert "save_to_journal saves notes to journal on its own" in out
     assert client.get("/v1/eos/deployments/chat").json()["spec"]["tools"] == TOOLS

@@ -267,10 +267,11 @@ def test_too_long_and_invalid_conversations(client, team):
     response = client.post(EXTRACT, json={"messages": huge})
     assert response.status_code == 413
     assert response.json()["error"]["code"] == "CONVERSATION_TOO_LONG"
-    for bad in ({"messages": []}, {"messages": [{"role": "user", "content": "x", "date": "yesterday"}]}, {}):
+    for bad, code in (({"messages": []}, "INVALID_CONVERSATION"), ({}, "INVALID_CONVERSATION"),
+                      ({"messages": [{"role": "user", "content": "x", "date": "yesterday"}]}, "INVALID_DATE")):
         response = client.post(EXTRACT, json=bad)
         assert response.status_code == 422, bad
-        assert response.json()["error"]["code"] == "INVALID_CONVERSATION"
+        assert response.json()["error"]["code"] == code
     assert team.chat_requests == []
 
 

@@ -80,13 +80,16 @@ def test_conversation_dates_message_over_request_over_now():
 
 
 @pytest.mark.parametrize(
-    "messages",
-    [[], "hello", [{"role": "system", "content": "x"}], [{"role": "user", "content": "x", "date": "12/10/2026"}], [42]],
+    "messages,code",
+    [([], "INVALID_CONVERSATION"), ("hello", "INVALID_CONVERSATION"),
+     ([{"role": "system", "content": "x"}], "INVALID_CONVERSATION"),
+     ([{"role": "user", "content": "x", "date": "12/10/2026"}], "INVALID_DATE"),  # a bad date: one code wherever it is
+     ([42], "INVALID_CONVERSATION")],
 )
-def test_conversations_that_cannot_be_read_are_422(messages):
+def test_conversations_that_cannot_be_read_are_422(messages, code):
     with pytest.raises(Invalid) as e:
         conversation(messages)
-    assert e.value.code == "INVALID_CONVERSATION"
+    assert e.value.code == code
 
 
 def test_one_window_when_it_fits_and_several_when_not():

@@ -134,4 +134,4 @@ def test_said_at_defaults_to_now_and_accepts_date_times(client, team):
                                                                           "2026-10-12T12:05:00+02:00"))
     assert out["facts"][0]["said_at"].endswith("Z") and out["facts"][1]["said_at"] == "2026-10-12T10:05:00Z"
     r = client.post("/v1/metis/knowledge-bases/team/memory", json={"facts": [fact("A", "b", "c.", "last tuesday")]})
-    assert r.status_code == 422 and r.json()["error"]["code"] == "INVALID_FACT"
+    assert r.status_code == 422 and r.json()["error"]["code"] == "INVALID_DATE"

@@ -48,7 +48,7 @@ def test_history_is_found_and_as_of_answers_what_held_then(client, team):
     assert [(r["text"], r["where"]) for r in held] == [("Ana leads the data team.", "Ana › role › held 2026-06-01 – 2026-10-12")]
     assert search(client, "Ana role", as_of="2025-01-01") == []
     r = client.post(SEARCH, json={"query": "Ana", "as_of": "September"})
-    assert r.status_code == 422 and r.json()["error"]["code"] == "INVALID_QUERY"
+    assert r.status_code == 422 and r.json()["error"]["code"] == "INVALID_DATE"
 
 
 def test_the_index_follows_edit_and_forget(client, team):
@@ -100,7 +100,8 @@ def test_history_is_found_among_many_current_facts(client, team):
     keep(client, *[fact(p, "team", f"{p} was in the platform team.", "2026-08-01") for p in people])
     results = search(client, "What was Ana's role in September?")
     texts = [r["text"] for r in results]
-    assert texts[:3] == ["Ana works in research.", "Ana leads the data team.", "Ana is an intern."]
+    # which one comes first is the September asked about's (test_dates.py)
+    assert sorted(texts[:3]) == ["Ana is an intern.", "Ana leads the data team.", "Ana works in research."]
 
 
 def test_hybrid_search_of_a_memory_with_an_embedding(client, core):
@@ -110,6 +111,7 @@ def test_hybrid_search_of_a_memory_with_an_embedding(client, core):
     intern, lead, research, bruno = three_roles(client)
     body = client.post(SEARCH, json={"query": "What was Ana's role in September?"}).json()
     assert body["mode"] == "hybrid"
-    assert [r["text"] for r in body["results"][:3]] == ["Ana works in research.", "Ana leads the data team.", "Ana is an intern."]
+    roles = ["Ana is an intern.", "Ana leads the data team.", "Ana works in research."]
+    assert sorted(r["text"] for r in body["results"][:3]) == roles
     held = client.post(SEARCH, json={"query": "Ana role", "as_of": "2026-09-15"}).json()["results"]
     assert [r["document"] for r in held] == [f"memory:team/{lead['id']}"]
