@@ -6,7 +6,7 @@ import builtins
 import json
 import shutil
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -16,7 +16,7 @@ from ..auth.actor import Actor
 from ..auth.roles import MANAGE_BASES, READ
 from ..engines import Database, Row
 from ..eos.deployments import Deployments
-from ..errors import Conflict, Invalid, NotFound, validation_message
+from ..errors import Conflict, Forbidden, Invalid, NotFound, validation_message
 from ..util import NAME_RE, check_name, iso, new_id
 from .roots import SourceRoots
 from .sources import Rule, check_patterns
@@ -242,9 +242,19 @@ class KnowledgeBases:
         for source in spec.sources:
             self.source_roots.check(source.folder, free=actor.key_id is None or source.folder in kept)
 
-    def check_sync(self, base: KnowledgeBase) -> None:
-        """What every sync checks first: the base's folders, resolved now, are still where it may read."""
-        self.source_roots.check_sync(s.folder for s in base.spec.sources)
+    def refused_sources(self, base: KnowledgeBase) -> tuple[KnowledgeBase, Forbidden | None]:
+        """The base as a sync may read it now (without the folders it may no longer read), and why the first of
+        those is refused (None when every folder is still allowed)."""
+        kept, refused = [], None
+        for source in base.spec.sources:
+            try:
+                self.source_roots.check_sync([source.folder])
+                kept.append(source)
+            except Forbidden as e:
+                refused = refused or e
+        if refused is None:
+            return base, None
+        return replace(base, spec=base.spec.model_copy(update={"sources": kept})), refused
 
     def _check_deployments(self, workspace: str, spec: BaseSpec) -> None:
         for role, ref, kind in (("embedding", spec.embedding, "embedding"), ("extractor", spec.extractor, "chat")):

@@ -87,8 +87,12 @@ class Documents:
             raise BadRequest(f"A job is a sync or a reindex, not {kind!r}", code="BAD_REQUEST")
 
         def work(job: SyncJob) -> dict[str, Any]:
-            self.bases.check_sync(base)  # its folders as they resolve now: never the data directory (metis/roots.py)
-            report = (self.index.reindex if kind == "reindex" else self.index.sync)(base, job)
+            # Its folders as they resolve now (metis/roots.py): one it may no longer read (a link swapped, roots
+            # narrowed) is synced as gone, so what it gave the index goes too, and the job fails saying why.
+            readable, refused = self.bases.refused_sources(base)
+            report = (self.index.reindex if kind == "reindex" else self.index.sync)(readable, job)
+            if refused is not None:
+                raise refused
             return {"knowledge_base": base.name, **report.to_dict(), **self.index.status(base)}
 
         job, started = self.jobs.start(base.workspace, base.name, kind, work)

@@ -105,6 +105,29 @@ def test_a_link_swapped_after_creation_is_refused_at_the_next_sync(roots, client
     assert not any("pay" in d for d in documents)
 
 
+def test_what_a_refused_folder_gave_the_index_goes_at_the_next_sync(roots, key_client, tmp_path):
+    """A folder indexed while allowed, refused later (its link now leads outside the roots): the next sync fails
+    saying why, and the base no longer serves what that folder gave it."""
+    real = roots / "real"
+    real.mkdir()
+    (real / "leave.md").write_text("# Leave\n\nEach person has 25 vacation days.\n")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "pay.md").write_text("# Pay\n\nThe bonus pool is zebracorn 4711.\n")
+    link = roots / "docs"
+    link.symlink_to(real, target_is_directory=True)
+    b = key_client("admin", workspace="b")
+    assert b.post(BASES, json=_base("docs", link)).status_code == 201
+    assert b.post(f"{BASES}/docs/sync").status_code == 200
+    assert len(b.get(f"{BASES}/docs/documents").json()["documents"]) == 1
+    link.unlink()
+    link.symlink_to(outside, target_is_directory=True)
+    _refused(b.post(f"{BASES}/docs/sync"), link)
+    assert b.get(f"{BASES}/docs/documents").json()["documents"] == []
+    found = b.post(f"{BASES}/docs/search", json={"query": "vacation days zebracorn"}).json()["results"]
+    assert not any("vacation" in r["text"] or "zebracorn" in r["text"] for r in found)
+
+
 def test_an_allowed_root_is_accepted_and_synced_and_others_are_not(roots, client, key_client, tmp_path):
     docs = roots / "handbook"
     docs.mkdir()
