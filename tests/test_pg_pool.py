@@ -214,3 +214,22 @@ def test_100_concurrent_clients_over_two_replicas_with_max_connections_100_get_n
         finally:
             first.stop()
             second.stop()
+
+
+def test_a_process_with_more_than_1024_open_files_still_gets_connections(postgres_server):
+    """A long-running server holds many descriptors: a connection's liveness check must not use select(), which
+    refuses any past 1023 (the whole suite once reached them: every loan failed, DATABASE_BUSY)."""
+    import os
+
+    from astralyx.engines import postgres
+
+    with postgres_server.database() as url:
+        held = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+        try:
+            db = postgres.Database(url)
+            assert [db.scalar("SELECT 1") for _ in range(3)] == [1, 1, 1]
+            with postgres.borrow(url) as conn:
+                assert conn.fileno() > 1023
+        finally:
+            for fd in held:
+                os.close(fd)

@@ -141,8 +141,10 @@ def _alive(conn: psycopg.Connection[Any]) -> bool:
     if conn.closed or conn.broken:
         return False
     try:
-        readable, _, _ = select.select([conn.fileno()], [], [], 0)
-        if readable:
+        # poll, not select: select() refuses descriptors past 1023, which a busy server's sockets and files reach
+        watch = select.poll()
+        watch.register(conn.fileno(), select.POLLIN)
+        if watch.poll(0):
             conn.execute("")
     except (psycopg.Error, OSError, ValueError):
         return False
@@ -155,7 +157,12 @@ def _take(pool: ConnectionPool[Any], timeout: float) -> psycopg.Connection[Any]:
         conn: psycopg.Connection[Any] = pool.getconn(timeout=max(deadline - monotonic(), 0.001))
         if _alive(conn):
             return conn
-        pool.putconn(conn)  # broken: the pool drops it and opens another (the others died with it are found alike)
+        # Dead: closed, so the pool drops it and opens another (the others that died with it are found alike);
+        # never handed back as it is, or the same one would come back here for ever.
+        conn.close()
+        pool.putconn(conn)
+        if monotonic() >= deadline:
+            raise PoolTimeout(f"no working connection came within {timeout:g} s")
 
 
 @contextmanager
