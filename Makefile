@@ -53,7 +53,7 @@ system-deps:
 test: $(VENV)/.test-models system-deps
 	$(BIN)/ruff check .
 	$(BIN)/mypy astralyx
-	@$(BIN)/python -m pytest -q; status=$$?; \
+	@$(BIN)/python -m pytest -q --durations=25; status=$$?; \
 	if [ -s .pytest-running ]; then echo "pytest died (exit $$status) during: $$(cat .pytest-running)"; rm -f .pytest-running; fi; \
 	exit $$status
 
