@@ -49,18 +49,22 @@ system-deps:
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then apt-get update && apt-get install -y chromium; \
 	else echo "The console's browser tests need Chromium: sudo apt-get install chromium (they fail without it)"; fi
 
-# The whole suite. If pytest dies of a signal (a native crash), say which test was running.
+# Tests run in parallel, one pytest-xdist worker per core (at most 4): each has its own PostgreSQL.
+PYTEST := $(BIN)/python -m pytest -q -n auto --maxprocesses 4
+
+# The whole suite. A worker that dies of a signal (a native crash) is named by xdist with its test; if pytest
+# itself dies, the test each worker was running is printed from its .pytest-running file.
 test: $(VENV)/.test-models system-deps
 	$(BIN)/ruff check .
 	$(BIN)/mypy astralyx
-	@$(BIN)/python -m pytest -q --durations=25; status=$$?; \
-	if [ -s .pytest-running ]; then echo "pytest died (exit $$status) during: $$(cat .pytest-running)"; rm -f .pytest-running; fi; \
+	@$(PYTEST) --durations=25; status=$$?; \
+	for f in .pytest-running*; do [ -s "$$f" ] && echo "pytest died (exit $$status) during: $$(cat $$f)"; rm -f "$$f"; done; \
 	exit $$status
 
 # The quick tier: everything but the browser, PostgreSQL, llama.cpp and slow tests (no compile, no browser).
 test-fast: $(VENV)/.test-deps
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -q -m "not browser and not postgres and not llama and not slow"
+	$(PYTEST) -m "not browser and not postgres and not llama and not slow"
 
 bench: install-test
 	$(BIN)/python -m bench

@@ -151,7 +151,8 @@ def pytest_collection_modifyitems(config, items):
 # A segfault in an extension (llama.cpp, sqlite) ends pytest before it reports anything: faulthandler
 # (pytest's, on by default) prints the threads' stacks, and this file names the test that was running.
 # `make test` prints it when pytest died of a signal; a run that ends normally removes it.
-RUNNING = Path(os.environ.get("ASTRALYX_TEST_RUNNING", ".pytest-running"))
+RUNNING = Path(os.environ.get("ASTRALYX_TEST_RUNNING", ".pytest-running") + (
+    f"-{os.environ['PYTEST_XDIST_WORKER']}" if "PYTEST_XDIST_WORKER" in os.environ else ""))  # one per xdist worker
 
 
 def pytest_runtest_logstart(nodeid, location):

@@ -93,6 +93,7 @@ def pins(operation) -> list[dict[str, str] | None]:
     return [None, documents, {**documents, "base": "team"}]
 
 
+@pytest.mark.slow  # a bounded schemathesis run: about a minute
 def test_every_operation_answers_as_documented(seeded):
     api = schemathesis.openapi.from_asgi("/v1/openapi.json", seeded)
     failures: dict[str, str] = {}
