@@ -141,3 +141,31 @@ def test_a_sync_writes_a_slice_at_a_time_while_searches_come(core, tmp_path, mon
     passages = report["chunks"]
     assert service.SYNC_SLICE < passages <= service.EMBED_BATCH  # one batch, before: one transaction
     assert store.keywords_generation - before == files  # each file (12 passages) a transaction of its own
+
+
+def test_a_thread_that_first_reads_a_store_after_its_base_folder_went_gets_base_not_found(core):
+    """The race the storm once hit (1 search in 57): a search's keyword thread opened its own connection after
+    the deleted base's folder had moved to the trash, and the missing file answered 500. It is BASE_NOT_FOUND."""
+    from astralyx.errors import AstralyxError
+
+    make_base(core, "gone", embedder=ConceptEmbedder())
+    core.notes.write(owner(), "gone", "notes", "a.md", "# Offsite\n\nThe offsite is in Porto in March.\n")
+    base = core.bases.get(owner(), "gone")
+    store = core.index.store(base)
+    if not store.path.exists():
+        pytest.skip("PostgreSQL's index has no file in the base's folder: nothing to open there")
+    assert store.meta("chunking")  # opened and read on this thread
+    base.folder.rename(base.folder.with_name("moved-away"))  # as bases.delete does, after the index let go
+    errors: list[BaseException] = []
+
+    def read() -> None:
+        try:
+            store.meta("chunking")  # a new thread: a connection of its own, opened now
+        except BaseException as e:  # noqa: B036 - kept for the assertion
+            errors.append(e)
+
+    thread = threading.Thread(target=read)
+    thread.start()
+    thread.join(30)
+    assert len(errors) == 1 and isinstance(errors[0], AstralyxError), errors
+    assert errors[0].code == "BASE_NOT_FOUND"

@@ -31,7 +31,7 @@ if TYPE_CHECKING:  # numpy is imported where vectors are read or written (listin
     import numpy as np
 
 from ...engines.sqlite import Database, sqlite3
-from ...errors import Unavailable
+from ...errors import NotFound, Unavailable
 from ...migrations import migrate
 from ...migrations.index import STEPS
 from ...util import iso
@@ -93,6 +93,7 @@ class Users:
 
 class _Used(Protocol):
     users: Users
+    path: Path  # index.db, in the base's folder
 
 
 _S = TypeVar("_S", bound=_Used)
@@ -105,7 +106,15 @@ def used(method: Callable[Concatenate[_S, _P], _R]) -> Callable[Concatenate[_S, 
 
     def wrapper(self: _S, *args: _P.args, **kwargs: _P.kwargs) -> _R:
         with self.users.use():
-            return method(self, *args, **kwargs)
+            try:
+                return method(self, *args, **kwargs)
+            except Exception:
+                # The base deleted meanwhile: its folder went while a search ran (a thread of it opening its
+                # connection after the folder moved to the trash finds no file), which is not a server error.
+                if not self.path.parent.is_dir():
+                    raise NotFound("The knowledge base was deleted meanwhile: `astra metis bases` lists those there are",
+                                   code="BASE_NOT_FOUND") from None
+                raise
 
     return cast("Callable[Concatenate[_S, _P], _R]", functools.wraps(method)(wrapper))
 
