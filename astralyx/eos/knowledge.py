@@ -93,29 +93,33 @@ def fit(result: dict[str, Any], fits: Callable[[dict[str, Any]], bool]) -> dict[
     def best_of(count: int) -> dict[str, Any]:
         return kept(passages[:count], f"{CITE_NOTE} {LEFT_OUT_NOTE.format(kept=count, found=found)}")
 
-    best, low, high = None, 1, found - 1
-    while low <= high:
-        mid = (low + high) // 2
-        candidate = best_of(mid)
-        if fits(candidate):
-            best, low = candidate, mid + 1
-        else:
-            high = mid - 1
+    best = _largest(1, found - 1, best_of, fits)
     if best is not None:
         return best
     text = str(passages[0].get("text") or "")
     note = f"{CITE_NOTE} {SHORTENED_NOTE.format(found=found)}"
-    cut, low, high = None, SHORTEST_PASSAGE // 100, (len(text) - 1) // 100  # lengths in hundreds of characters
-    while low <= high:
-        mid = (low + high) // 2
-        candidate = kept([{**passages[0], "text": _cut(text, mid * 100)}], note)
-        if fits(candidate):
-            cut, low = candidate, mid + 1
-        else:
-            high = mid - 1
+
+    def shortened(hundreds: int) -> dict[str, Any]:  # the best passage, cut to so many hundred characters
+        return kept([{**passages[0], "text": _cut(text, hundreds * 100)}], note)
+
+    cut = _largest(SHORTEST_PASSAGE // 100, (len(text) - 1) // 100, shortened, fits)
     if cut is not None:
         return cut
     return kept([], NONE_FIT_NOTE.format(found=found, base=result.get("knowledge_base")))
+
+
+def _largest(low: int, high: int, make: Callable[[int], dict[str, Any]],
+             fits: Callable[[dict[str, Any]], bool]) -> dict[str, Any] | None:
+    """What `make` gives for the largest n in [low, high] whose answer fits (fitting shrinks as n grows), by halving."""
+    best = None
+    while low <= high:
+        mid = (low + high) // 2
+        candidate = make(mid)
+        if fits(candidate):
+            best, low = candidate, mid + 1
+        else:
+            high = mid - 1
+    return best
 
 
 def _cut(text: str, length: int) -> str:
