@@ -275,9 +275,9 @@ class VectorSidecar:
 
     def _timed_save(self) -> None:
         with self._lock:
-            self._saver = None
             unchanged = time.monotonic() - self._changed
             if self._closed:
+                self._saver = None
                 return
             if unchanged < self._quiet():  # changed since: wait until the changes pause
                 self._arm(self._quiet() - unchanged)
@@ -286,6 +286,13 @@ class VectorSidecar:
             self.save()
         except Exception:
             log.exception("saving the vector sidecar %s failed (it is rebuilt when needed)", self.path)
+        finally:
+            # The timer is done only once its save is (a save pending reads as one, never as none and nothing
+            # saved); a change the save could not include (a rebuild was under way) arms the next one.
+            with self._lock:
+                self._saver = None
+                if self._dirty and self._building is not None and not self._closed:
+                    self._arm(self._quiet())
 
     def save(self) -> None:
         """Graph first (temp file, fsync, rename), then the header naming its generation: a crash
