@@ -18,6 +18,18 @@ from astralyx.server import create_app
 ADMIN_TOKEN = "test-admin-token"
 
 
+def run(target, timeout: float = 120):
+    """`target()` in a thread; its answer (the test fails if it does not return within `timeout`)."""
+    import threading
+
+    answer: list = []
+    thread = threading.Thread(target=lambda: answer.append(target()), daemon=True)
+    thread.start()
+    thread.join(timeout)
+    assert answer, "still waiting"
+    return answer[0]
+
+
 @pytest.fixture(scope="session")
 def e5_graphs(tmp_path_factory) -> Callable[[str], Path]:
     """The e5 onnxruntime graphs, each built once per test session (a few seconds) on first use."""

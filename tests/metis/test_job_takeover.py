@@ -18,7 +18,7 @@ from astralyx.core import Astralyx
 from astralyx.metis import jobs
 from astralyx.server import create_app
 
-from ..conftest import ADMIN_TOKEN
+from ..conftest import ADMIN_TOKEN, run
 from .test_index import ConceptEmbedder, make_base, owner
 from .test_sync_jobs import wait_for
 
@@ -104,16 +104,6 @@ def searchable(core: Astralyx) -> int:
         texts = [r["text"] for r in core.search.search(owner(), "team", f"zeta{i}")["results"]]
         found += f"Person {i} works on project zeta{i}." in texts
     return found
-
-
-def run(target, timeout: float = 120):
-    """`target()` in a thread; its answer (the test fails if it does not return within `timeout`)."""
-    answer: list = []
-    thread = threading.Thread(target=lambda: answer.append(target()), daemon=True)
-    thread.start()
-    thread.join(timeout)
-    assert answer, "still waiting"
-    return answer[0]
 
 
 @pytest.fixture

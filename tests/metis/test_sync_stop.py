@@ -3,30 +3,19 @@ two files, or while it waits for the indexing slot; the slot goes to the next ba
 
 from __future__ import annotations
 
-import threading
-
 import pytest
 
 from astralyx.metis.bases import parse_request
 from astralyx.metis.jobs import SyncJobs
 from astralyx.metis.sources import Rule, walk
 
+from ..conftest import run
 from .test_index import ConceptEmbedder, make_base, owner
 from .test_search import write
 from .test_source_globs import DEEP, deep_folder
 from .test_sync_jobs import PacedEmbedder, folder, wait_for
 
 pytestmark = pytest.mark.engines
-
-
-def run(target, timeout: float = 120):
-    """`target()` in a thread; its answer (the test fails if it does not return within `timeout`)."""
-    answer: list = []
-    thread = threading.Thread(target=lambda: answer.append(target()), daemon=True)
-    thread.start()
-    thread.join(timeout)
-    assert answer, "still waiting"
-    return answer[0]
 
 
 def test_a_sync_stopped_as_it_walks_a_source_folder_ends_in_the_walk(tmp_path):
