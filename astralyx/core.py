@@ -23,10 +23,12 @@ from .eos.receipts import Receipts
 from .eos.runtimes import Runtimes
 from .metis.bases import WORKSPACE_EMBEDDING, KnowledgeBases
 from .metis.documents import Documents
+from .metis.exchange import Exchange
 from .metis.index import Index
 from .metis.jobs import JobStore, SyncJobs
 from .metis.memory import Memory
 from .metis.memory.extract import Extractor
+from .metis.memory.imports import Imports
 from .metis.memory.search import install as install_memory_search
 from .metis.notes import Notes
 from .metis.roots import SourceRoots, parse_roots
@@ -78,10 +80,14 @@ class Astralyx:
         self.search = Search(self.bases, self.index)
         self.documents = Documents(self.bases, self.index, self.writer, SyncJobs(JobStore(self.db)))
         self.memory = Memory(self.bases, self.writer)
+        # Export and import of a base: its spec, files and model saves as one archive; a memory's facts as markdown.
+        self.exchange = Exchange(self.db, self.bases, self.memory, self.documents)
         # Facts are passages of their memory (current first).
         install_memory_search(self.index, self.search)
         # Remember a conversation: the base's extractor proposes facts, the memory says what each would become.
         self.extractor = Extractor(self.bases, self.memory, self.runtimes, self.deployments, self.models)
+        # Chat archives imported into a memory: the chosen conversations read by the extractor in the background.
+        self.imports = Imports(self.bases, self.memory, self.extractor)
         # Built-in tools of chat deployments (checked when a deployment is put), model saves, receipts, the gateway.
         self.deployments.validators.append(tool_specs.spec_validator(self.bases.find))
         self.saves = Saves(self.db, self.bases, self.notes, draft_days=self.settings.draft_expiry_days)
@@ -105,11 +111,13 @@ class Astralyx:
         locks.use_postgres(self.home, self.settings.database_url or None)  # again after a close
         self._bootstrap()
         self.memory.repair_interrupted()  # each repair holds its base's lock: safe beside another replica's writes
+        self.imports.reopen()
         with locks.job(self.home, "start") as mine:  # once across replicas starting together
             if mine:
                 self.bases.purge_trash()
                 self.saves.purge_expired_drafts()
                 self._remove_orphan_temps()
+                self.imports.purge()  # imports older than a day lose their conversations
         self._started = True
         return self
 
@@ -155,6 +163,7 @@ class Astralyx:
     def close(self) -> None:
         """Close the open files (index files, database connections); what runs again after it reopens them."""
         self.documents.jobs.stop()  # syncs under way stop at their next batch
+        self.imports.close()  # imports under way stop after their conversation; the next start continues them
         self.runtimes.close()  # embedded chat models' worker processes end with the server
         self.index.close_all()
         self.db.close()

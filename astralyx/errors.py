@@ -8,7 +8,11 @@ with its status and meaning (the README's table is checked against it by a test)
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 # code: (HTTP status, what it means), by status. Every code raised anywhere is here (tests/test_error_codes.py).
 CODES: dict[str, tuple[int, str]] = {
@@ -38,6 +42,7 @@ CODES: dict[str, tuple[int, str]] = {
     "DEPLOYMENT_NOT_FOUND": (404, "No deployment of that name in the workspace (or shared with it)"),
     "DRAFT_NOT_FOUND": (404, "No draft of that id in the base"),
     "FACT_NOT_FOUND": (404, "No fact of that id in the memory"),
+    "IMPORT_NOT_FOUND": (404, "No import of that id in the memory (an ended one is removed after a week)"),
     "FILE_NOT_FOUND": (404, "No uploaded file of that name in the base"),
     "MODEL_NOT_FOUND": (404, "No model (or model family) of that name in the library"),
     "NOTE_NOT_FOUND": (404, "No note at that path"),
@@ -61,6 +66,7 @@ CODES: dict[str, tuple[int, str]] = {
     "NOT_A_DOCUMENTS_BASE": (409, "The operation needs a documents base, and this is a memory"),
     "NOT_A_MEMORY": (409, "The operation needs a memory, and this is a documents base"),
     "NO_EXTRACTOR": (409, "The memory has no extractor deployment"),
+    "IMPORT_ENDED": (409, "The import finished, was cancelled or expired: upload the archive again"),
     "SAVE_UNDONE": (409, "The model save was undone already"),
     "WORKSPACE_EXISTS": (409, "A workspace of that name exists already"),
     "SYNC_RUNNING": (409, "A sync of the base is under way (a reindex waits for it to finish)"),
@@ -69,15 +75,21 @@ CODES: dict[str, tuple[int, str]] = {
     # 413: too much at once
     "TOO_LARGE": (413, "The request body is over the size limit"),
     "FILE_TOO_LARGE": (413, "An uploaded file is over the size limit"),
+    "ARCHIVE_TOO_LARGE": (413, "A chat archive (or its conversations.json, unpacked, or its packing ratio) is over the limit"),
     "CONVERSATION_TOO_LONG": (413, "The conversation is too long for the model's context, or for the extractor to read"),
     "NOTE_TOO_LARGE": (413, "A note is over 10,000,000 characters"),
+    "EXPORT_TOO_LARGE": (413, "An archive to import unpacks to more than an import takes (bytes or members)"),
     # 415
     "UNSUPPORTED_MEDIA_TYPE": (415, "The body's content type is not one the route takes"),
     # 422: the request reads, but what it asks for is not valid
     "INVALID": (422, "A parameter is not valid (the message names it)"),
+    "ARCHIVE_INVALID": (422, "A chat archive is not a ChatGPT or Claude export that can be read (or looks hostile)"),
     "BASE_REQUIRED": (422, "A tool call must say which knowledge base"),
     "FACT_SENSITIVE": (422, "A fact holds a secret (a password, a key, a card number…) and is not kept"),
     "INDEX_FAILED": (422, "A file could not be read into the index"),
+    "EXPORT_INVALID": (422, "An archive to import is not one Astralyx wrote, or is damaged or unsafe (links, devices, "
+                            "paths out of the base)"),
+    "EXPORT_VERSION": (422, "An archive to import is of a newer format version than this Astralyx reads: upgrade it"),
     "INVALID_ARGUMENTS": (422, "A tool call's arguments are not valid"),
     "INVALID_CHAT_FORMAT": (422, "The chat format is not one the engine knows"),
     "INVALID_CONVERSATION": (422, "The conversation to extract facts from is not valid"),
@@ -95,6 +107,7 @@ CODES: dict[str, tuple[int, str]] = {
     "MODEL_FILE_MISSING": (422, "The model file named does not exist on the server's machine"),
     "MODEL_NEEDS_FILE": (422, "The model can only be added from a file"),
     "NOT_GGUF": (422, "The file is not a GGUF file"),
+    "NOTHING_CHOSEN": (422, "An import was started without conversations chosen, or none matches the choice"),
     "TOOL_BASE_NOT_FOUND": (422, "A deployment's tool names a base that does not exist"),
     "TOOL_NAME_TAKEN": (422, "A request's tool has the name of a built-in tool"),
     "TOO_MANY_FACTS": (422, "Too many facts at once"),
@@ -113,6 +126,10 @@ CODES: dict[str, tuple[int, str]] = {
     "INTERNAL": (500, "A failure the server did not foresee; its log says what"),
     "SYNC_FAILED": (500, "A sync stopped on an error the server did not foresee; its log says what"),
     "ENGINE_ERROR": (500, "The embedded engine failed (the cause of an unavailable extractor)"),
+    "SEARCH_FAILED": (500, "A knowledge tool's search failed on the server; its log says what (a tool result: the model "
+                           "answers without the base)"),
+    "SAVE_FAILED": (500, "A knowledge tool could not write its note on the server; its log says what (a tool result: "
+                         "nothing was saved)"),
     "MCP_NOT_INSTALLED": (501, "The MCP server needs the mcp extra"),
     # 502, 503: what the server depends on
     "BAD_GATEWAY": (502, "An upstream answered badly"),
@@ -125,6 +142,7 @@ CODES: dict[str, tuple[int, str]] = {
     "EMBEDDING_UNAVAILABLE": (503, "The base's embedding deployment does not answer"),
     "EXTRACTOR_UNAVAILABLE": (503, "The memory's extractor deployment does not answer"),
     "MODEL_HUB_UNREACHABLE": (503, "The model hub cannot be reached: download the file elsewhere and add it"),
+    "MCP_NOT_RUNNING": (503, "/mcp was called before the server's MCP sessions started (serve the app with astra serve)"),
     "TOOL_UNAVAILABLE": (503, "A built-in tool cannot run on this edge server (a tool result, not an HTTP answer)"),
     "MODEL_PACKAGE_MISSING": (503, "The package that ships the model is not installed"),
     "SYNC_CANCELLED": (503, "The sync was stopped (its base was deleted, or the server is stopping)"),
@@ -138,6 +156,15 @@ def table() -> str:
     rows = sorted(CODES.items(), key=lambda item: (item[1][0], item[0]))
     return "\n".join(["| Status | Code | Meaning |", "|-------:|------|---------|",
                       *(f"| {status} | `{code}` | {meaning} |" for code, (status, meaning) in rows)])
+
+
+def error_body(code: str, message: str, details: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The one error shape, whoever answers (the API, the console's scripts, a tool's result to a model, MCP):
+    {"error": {"code", "message"[, "details"]}}. `code` is one of CODES (tests/test_error_codes.py checks every one given)."""
+    error: dict[str, Any] = {"code": code, "message": message}
+    if details:
+        error["details"] = dict(details)
+    return {"error": error}
 
 
 def status_of(code: str, default: int = 400) -> int:
@@ -161,10 +188,7 @@ class AstralyxError(Exception):
         self.details = details or {}
 
     def to_dict(self) -> dict[str, Any]:
-        error: dict[str, Any] = {"code": self.code, "message": self.message}
-        if self.details:
-            error["details"] = self.details
-        return {"error": error}
+        return error_body(self.code, self.message, self.details)
 
 
 class BadRequest(AstralyxError):
@@ -218,10 +242,35 @@ class DatabaseBusy(Unavailable):
     retry_after = 2
 
 
-def validation_message(what: str, e: Any) -> str:
-    """A pydantic ValidationError as one sentence that names each field: "The deployment spec is not valid: …"."""
-    parts = []
-    for err in e.errors():
-        loc = ".".join(str(p) for p in err["loc"]) or what
-        parts.append(f"{loc}: {err['msg']}")
-    return f"The {what} is not valid: " + "; ".join(parts)
+Problem = tuple[str, str]  # a field's place (spec.tools[0].name; "" for the whole value) and what is wrong with it
+
+
+def field_path(loc: Iterable[str | int]) -> str:
+    """A field's place as one writes it, in every answer (API, console, MCP, CLI): spec.tools[0].name."""
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else f".{part}" if out else str(part)
+    return out
+
+
+def problems(error: ValidationError | Iterable[Mapping[str, Any]], *, under: str | None = None) -> list[Problem]:
+    """Each problem of a pydantic validation error (or of its `errors()`), at its field's place; `under`: a first
+    part of a place that is left out (FastAPI's "body")."""
+    errors = error if isinstance(error, Iterable) else error.errors()
+    out = []
+    for err in errors:
+        loc = tuple(err["loc"])
+        out.append((field_path(loc[1:] if under is not None and loc[:1] == (under,) else loc), str(err["msg"])))
+    return out
+
+
+def describe(error: ValidationError | Iterable[Problem], what: str | None = None, *, whole: str | None = None) -> str:
+    """A validation error said once for every shell: "The deployment spec is not valid: tools[0].name: Field required".
+
+    Without `what`, only the problems ("tools[0].name: …; kind: …"). A problem of the whole value is named
+    `whole` (by default `what`), or said alone.
+    """
+    found = list(error) if isinstance(error, Iterable) else problems(error)
+    whole = what if whole is None else whole
+    said = "; ".join(f"{where or whole}: {msg}" if where or whole else msg for where, msg in found)
+    return f"The {what} is not valid: {said}" if what else said

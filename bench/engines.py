@@ -61,12 +61,8 @@ def base_on(tmp: Path, name: str, src: Path, url: str | None, embedder: HashEmbe
     core.documents.sync(OWNER, "speed")
     seconds = time.perf_counter() - start
     store = core.index.store(core.bases.get(OWNER, "speed"))
-    sidecar = store.vectors_sidecar()
-    if sidecar is not None:  # SQLite's HNSW sidecar (PostgreSQL's is pgvector's index) is built before timing
-        sidecar.ensure(store.generation)
-        sidecar.wait()
-    store.keywords.ensure(store.keywords_generation)  # the keyword sidecar, on either engine
-    store.keywords.wait()
+    store.build_sidecars()  # built before timing: the keyword sidecar, and SQLite's HNSW one (PostgreSQL's is pgvector's)
+    store.wait_sidecars()
     return core, seconds
 
 

@@ -15,6 +15,12 @@ something to find. Then:
   search finds it;
 - idle, after, at the larger size, for `--idle` seconds.
 
+A base that passes 10,000 passages (`keywords_from`) gets its keyword sidecar built once, in a thread of its
+own that the sync starts (or the first search past the threshold): that build is part of the sync's work
+here. "The sync running" lasts until both have ended, the gate holds the build too (at its next step), and
+the searches while the build ran are also reported on their own. `--seed 9500 --passages 1000` makes the
+build fall inside the measured sync (`--seed 500 --passages 9000` stays below the threshold).
+
 With `--upstream`, the base embeds through an OpenAI-compatible upstream deployment instead: a tiny
 embeddings server on 127.0.0.1 in a process of its own (as a GPU server would be: another machine's
 work) answering at once with deterministic vectors (384 dimensions, chosen by a hash of the text). The embedder
@@ -54,6 +60,7 @@ from astralyx.core import Astralyx  # noqa: E402
 from astralyx.eos.deployments import DeploymentSpec  # noqa: E402
 from astralyx.eos.runtimes.base import Embedder  # noqa: E402
 from astralyx.metis.bases import parse_request  # noqa: E402
+from astralyx.metis.index.keywords import KeywordSidecar  # noqa: E402
 from bench.scifact import write_section  # noqa: E402
 from bench.search_speed import passages  # noqa: E402
 
@@ -65,12 +72,26 @@ THINK = 0.05  # seconds between two searches of the loop (a person, a chat model
 
 class Gate(Embedder):
     """The base's embedder, with a gate: while it is shut, a sync's thread ("sync:…") waits at its next
-    call (so the sync stands still, as if it were not running); searches and notes go through."""
+    call (so the sync stands still, as if it were not running); searches and notes go through. `hold_build`
+    puts the same gate before each step of the keyword sidecar's build."""
 
     def __init__(self, inner: Embedder) -> None:
         self.inner, self.name, self.dimensions = inner, inner.name, inner.dimensions
-        self.open, self.parked = threading.Event(), threading.Event()
+        self.open, self.parked, self.build_parked = threading.Event(), threading.Event(), threading.Event()
         self.open.set()
+
+    def hold_build(self, sidecar: KeywordSidecar) -> None:
+        """The sidecar's build waits at its next step while the gate is shut (then goes on to its own pause)."""
+        pause = sidecar.pause
+
+        def gated() -> None:
+            if not self.open.is_set():
+                self.build_parked.set()
+                self.open.wait()
+                self.build_parked.clear()
+            pause()
+
+        sidecar.pause = gated
 
     def embed_passages(self, texts: list[str]) -> np.ndarray:
         if threading.current_thread().name.startswith("sync:") and not self.open.is_set():
@@ -156,7 +177,8 @@ def main() -> None:
     parser.add_argument("--run", type=float, default=3.0, help="seconds the sync runs between two waits")
     parser.add_argument("--pause", type=float, default=1.5,
                         help="seconds it waits (below the vector sidecar's 2 s before a save)")
-    parser.add_argument("--no-yield", action="store_true", help="the sync neither waits for searches nor runs niced (compare)")
+    parser.add_argument("--no-yield", action="store_true",
+                        help="the sync (and the keyword sidecar's build) neither waits for searches nor runs niced (compare)")
     parser.add_argument("--switch", type=float, default=None,
                         help="Python's thread switch interval, seconds (sys.setswitchinterval; Python's default 0.005)")
     parser.add_argument("--upstream", action="store_true",
@@ -194,6 +216,12 @@ def main() -> None:
         gate = Gate(core.runtimes.embedder("default", deployment))
         core.index.embedder_for = lambda base: gate  # the seam for a base's embedder
         model = gate.name
+        keywords = core.index.store(core.bases.get(actor, "docs")).keywords
+        gate.hold_build(keywords)
+        if args.no_yield:
+            keywords.nice = 0  # its build neither (it yields through `Index.yield_to_searches`, off)
+        if args.seed > (core.index.keywords_from or args.seed):
+            raise SystemExit("the seed is past keywords_from: its sidecar would be built before the sync")
 
         n = 0
 
@@ -205,13 +233,30 @@ def main() -> None:
             core.search.search(actor, "docs", query)
             return time.perf_counter() - start
 
+        built: list[float] = []  # searches while the keyword sidecar's build ran (at their start or end)
+        after: list[float] = []  # searches once it was built (each write of the sync then committed to it too)
+
         def loop(seconds: float, until: threading.Event | None = None) -> list[float]:
             out: list[float] = []
             end = time.monotonic() + seconds
-            while time.monotonic() < end and not (until is not None and until.is_set()):
+            while time.monotonic() < end and not (until is not None and until.is_set() and not keywords.building):
+                building, ready = keywords.building, keywords.ready
                 out.append(search())
+                if until is not None and (building or keywords.building):
+                    built.append(out[-1])
+                elif until is not None and ready:
+                    after.append(out[-1])
                 time.sleep(THINK)
             return out
+
+        def busy() -> bool:
+            """The sync, or the keyword sidecar's build it left to the background, is under way."""
+            return not job.done.is_set() or keywords.building
+
+        def stood_still() -> bool:
+            """At the gate: the sync (or done) and the build (or none)."""
+            sync = gate.parked.is_set() or job.done.is_set()
+            return sync and (gate.build_parked.is_set() or not keywords.building)
 
         loop(5)  # warm: pages, statements, the model
         idle_before = loop(args.idle)
@@ -247,13 +292,13 @@ def main() -> None:
         during: list[float] = []
         waiting: list[float] = []
         waited = 0.0
-        while not job.done.is_set():
+        while busy():
             during += loop(args.run, until=job.done)
             gate.open.clear()
-            while not gate.parked.is_set() and not job.done.is_set():  # its embedding call under way ends
+            while busy() and not stood_still():  # its embedding call (or the build's step) under way ends
                 search()
                 time.sleep(THINK)
-            if gate.parked.is_set():
+            if busy():
                 stopped = time.monotonic()
                 waiting += loop(args.pause)
                 waited += time.monotonic() - stopped
@@ -263,6 +308,7 @@ def main() -> None:
         report = core.documents.wait(job)
         assert report is not None and report["added"] == args.passages // PER_FILE, report
         assert waiting, "the sync never waited at the gate (its thread is no longer named sync:…?)"
+        builds = keywords.builds
         # idle: once what the sync leaves to the background is done (the keyword sidecar, built past
         # 10,000 passages, and the vector sidecar's save), as a base is a few seconds after its sync
         store = core.index.store(core.bases.get(actor, "docs"))
@@ -286,6 +332,10 @@ def main() -> None:
         ("the sync waiting (interleaved)", waiting),
         (f"idle, after ({args.seed + args.passages:,} passages)", idle_after),
     ]
+    if built:
+        rows.insert(2, ("… of which, the keyword sidecar's first build running", built))
+    if after:
+        rows.insert(3 if built else 2, ("… of which, the keyword sidecar built (the sync's writes committed to it)", after))
     table = ["| searches | n | p50 | p95 | max |", "|---|---:|---:|---:|---:|"]
     for name, values in rows:
         table.append(f"| {name} | {len(values)} | {pct(values, 50):.0f} ms | {pct(values, 95):.0f} ms | "
@@ -313,6 +363,9 @@ def main() -> None:
         f"{pct(during, 95) / pct(idle_after, 95):.2f}×). The sync: {sync_s:.0f} s ({waited:.0f} s of it waiting), "
         f"{rate:.1f} passages/s while searched; its first new document searchable after {first_text}"
     )
+    if built:
+        body += (f". The keyword sidecar was built {builds}× during it: p95 while it was built / while the sync "
+                 f"waits: {pct(built, 95) / pct(waiting, 95):.2f}×")
     body += (
         f". Notes written during the sync (write call / until a search finds it): {note_text}.\n\n"
         f"On {os.cpu_count()} cores shared with other work; compare within the run."

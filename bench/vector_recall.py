@@ -33,7 +33,7 @@ from astralyx.core import Astralyx  # noqa: E402
 from astralyx.eos.deployments import DeploymentSpec  # noqa: E402
 from astralyx.eos.runtimes.base import Embedder  # noqa: E402
 from astralyx.metis.bases import parse_request  # noqa: E402
-from astralyx.metis.index.store import embedding_text  # noqa: E402
+from astralyx.metis.index.passages import embedding_text  # noqa: E402
 from astralyx.metis.index.vectors import EXPANSION_PER_CANDIDATE, EXPANSION_SEARCH, _new_index  # noqa: E402
 from astralyx.metis.parsing import read_markdown  # noqa: E402
 from bench.scifact import load, ndcg_at_10, write_section  # noqa: E402

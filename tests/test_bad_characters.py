@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from .test_bad_input import error
+from .kit import error
 
 JSON = {"content-type": "application/json"}
 FACT = '{"subject": "Ana", "attribute": "team", "fact": "Ana leads the data team."'
@@ -43,8 +43,9 @@ CASES = [
     ("POST", "/eos/receipts/verify", '{"receipt": {"id": "r_a\\udc00b"}, "signature": "x"}', "INVALID_REQUEST"),
     ("POST", "/embeddings", '{"model": "e5-small", "input": ["ok", "a\\udc00b"]}', "INVALID_REQUEST"),
     ("POST", "/eos/models/{name}/add", '{"file": "/srv/a\\udc00b.gguf"}', "INVALID_REQUEST"),
+    ("POST", "/metis/knowledge-bases/{base}/imports/{job}/start", '{"title": "a\\udc00b"}', "NOTHING_CHOSEN"),
 ]
-PINS = {"name": "docs", "base": "team", "path": "a.md", "fact_id": "f_0", "draft_id": "d_0"}
+PINS = {"name": "docs", "base": "team", "path": "a.md", "fact_id": "f_0", "draft_id": "d_0", "job": "i_0"}
 
 
 @pytest.fixture

@@ -18,6 +18,7 @@ from astralyx.server.body import MAX_DEPTH, parse_json
 
 from .conftest import ADMIN_TOKEN
 from .docs_helpers import served
+from .kit import error
 
 BOMB = b"[" * 100_000
 JSON = {"content-type": "application/json"}
@@ -35,10 +36,6 @@ def keep(client, said_at):
     return client.post("/v1/metis/knowledge-bases/team/memory", json={"facts": [fact]})
 
 
-def error(response, status, code):
-    assert response.status_code == status, response.text
-    assert response.json()["error"]["code"] == code, response.text
-    return response.json()["error"]["message"]
 
 
 @pytest.mark.parametrize("said_at", ["0001-01-01T00:30:00+01:00", "9999-12-31T23:30:00-01:00"])

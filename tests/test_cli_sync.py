@@ -12,8 +12,8 @@ from click.testing import CliRunner
 from astralyx.cli import cli
 from tests.conftest import ADMIN_TOKEN
 from tests.docs_helpers import free_port, served
-from tests.metis.test_index import ConceptEmbedder, make_base
-from tests.metis.test_sync_jobs import PacedEmbedder, folder, wait_for
+
+from .metis.kit import ConceptEmbedder, PacedEmbedder, folder, make_base, wait_for
 
 
 class Proxy:

@@ -2,31 +2,123 @@
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
-from astralyx.errors import CODES, AstralyxError, BadRequest, Invalid, NotFound, table
+import pytest
+
+from astralyx.errors import CODES, AstralyxError, BadRequest, Invalid, NotFound, describe, error_body, table
 
 ROOT = Path(__file__).resolve().parent.parent
-# code="X", {"code": "X"} and _error("X", …): every way the source names a code.
-RAISED = re.compile(r"""code=["']([A-Z][A-Z0-9_]+)["']|["']code["']: ["']([A-Z][A-Z0-9_]+)["']"""
-                    r"""|_error\(["']([A-Z][A-Z0-9_]+)["']""")
 
 
-def codes_in_source() -> dict[str, list[str]]:
-    found: dict[str, list[str]] = {}
-    for path in sorted((ROOT / "astralyx").rglob("*.py")):
-        for match in RAISED.finditer(path.read_text(encoding="utf-8")):
-            code = next(g for g in match.groups() if g)
-            found.setdefault(code, []).append(str(path.relative_to(ROOT)))
+def _text(node: ast.AST | None) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def codes_given(source: str) -> list[tuple[str, int]]:
+    """Every code a module gives, read from its syntax: `code="X"` to any call (an AstralyxError, whichever class),
+    the first argument of error_body("X", …) and of the API's error_response("X", …), a class's `code = "X"` (also
+    `status, code = 400, "X"`), a request model's `invalid = (what, "X")`, and a dict's "code": "X" (a job's status).
+    An error body is built by error_body() alone (test below), so no code reaches an answer another way."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call):
+            func = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+            given = [k.value for k in node.keywords if k.arg == "code"]
+            if func in ("error_body", "error_response") and node.args:
+                given.append(node.args[0])
+            found += [(code, node.lineno) for code in map(_text, given) if code]
+        elif isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if not isinstance(item, ast.Assign):
+                    continue
+                for target in item.targets:
+                    names = target.elts if isinstance(target, ast.Tuple) else [target]
+                    values = item.value.elts if isinstance(item.value, ast.Tuple) and len(names) > 1 else [item.value]
+                    for name, value in zip(names, values, strict=False):
+                        if isinstance(name, ast.Name) and name.id == "code":
+                            code = _text(value)
+                        elif isinstance(name, ast.Name) and name.id == "invalid" and isinstance(value, ast.Tuple):
+                            code = _text(value.elts[-1])
+                        else:
+                            continue
+                        if code:
+                            found.append((code, item.lineno))
+        elif isinstance(node, ast.Dict):
+            for key, value in zip(node.keys, node.values, strict=True):
+                code = _text(value) if _text(key) == "code" else None
+                if code:
+                    found.append((code, node.lineno))
     return found
 
 
+def modules() -> list[tuple[str, str]]:
+    return [(str(path.relative_to(ROOT)), path.read_text(encoding="utf-8")) for path in sorted((ROOT / "astralyx").rglob("*.py"))]
+
+
 def test_every_code_the_source_gives_is_listed_with_its_status():
-    found = codes_in_source()
+    found: dict[str, list[str]] = {}
+    for where, source in modules():
+        for code, line in codes_given(source):
+            found.setdefault(code, []).append(f"{where}:{line}")
     assert len(found) > 60
-    missing = {code: where for code, where in found.items() if code not in CODES}
+    missing = {code: places for code, places in found.items() if code not in CODES}
     assert not missing, f"add these to CODES in astralyx/errors.py: {missing}"
+
+
+@pytest.mark.parametrize("source", [
+    'raise Invalid("No such thing", code="NO_SUCH_CODE")',
+    'result = {"knowledge_base": base, **error_body("NO_SUCH_CODE", "It failed")}',
+    'error = errors.error_body("NO_SUCH_CODE", message)',
+    'return error_response("NO_SUCH_CODE", "It failed", headers=headers)',
+    'class Odd(AstralyxError):\n    status, code = 418, "NO_SUCH_CODE"',
+    'class Odd(Unavailable):\n    code = "NO_SUCH_CODE"',
+    'class OddIn(Body):\n    invalid = ("odd thing", "NO_SUCH_CODE")',
+    'status = {"state": "failed", "error": {"code": "NO_SUCH_CODE", "message": "stopped"}}',
+])
+def test_a_code_not_in_codes_is_caught_wherever_it_is_given(source):
+    # SEARCH_FAILED and SAVE_FAILED went unnoticed: given as error("SEARCH_FAILED", …), which a regex did not read.
+    assert [code for code, _ in codes_given(source)] == ["NO_SUCH_CODE"]
+    assert "NO_SUCH_CODE" not in CODES
+
+
+def test_the_error_shape_is_built_in_one_place():
+    # {"error": {...}} by error_body() (and AstralyxError.to_dict(), which calls it); a validation error's field
+    # spelt by errors.field_path() alone, so that every shell writes tools[0].name alike (tools.0.name was one).
+    built, read = [], []
+    for where, source in modules():
+        if where == "astralyx/errors.py":
+            continue
+        for node in ast.walk(ast.parse(source)):
+            if (isinstance(node, ast.Dict) and [_text(k) for k in node.keys] == ["error"]
+                    and isinstance(node.values[0], ast.Dict | ast.Name)):  # not {"error": str(e)}, a sync's outcome
+                built.append(f"{where}:{node.lineno}")
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "join"
+                    and "Constant(value='loc')" in ast.dump(node)):  # ".".join(str(p) for p in err["loc"]): tools.0.name
+                read.append(f"{where}:{node.lineno}")
+    assert not built, f"build these with astralyx.errors.error_body(): {built}"
+    assert not read, f"say these with astralyx.errors.describe(): {read}"
+
+
+def test_one_error_shape_and_one_way_to_say_a_field():
+    assert error_body("SAVE_FAILED", "Nothing was saved") == {"error": {"code": "SAVE_FAILED", "message": "Nothing was saved"}}
+    assert error_body("X", "m", {"permission": "p"})["error"]["details"] == {"permission": "p"}
+    assert {code: CODES[code][0] for code in ("SEARCH_FAILED", "SAVE_FAILED", "MCP_NOT_RUNNING")} == {
+        "SEARCH_FAILED": 500, "SAVE_FAILED": 500, "MCP_NOT_RUNNING": 503}
+    from pydantic import BaseModel, ValidationError
+
+    class Tool(BaseModel):
+        name: str
+
+    class Spec(BaseModel):
+        tools: list[Tool]
+
+    with pytest.raises(ValidationError) as e:
+        Spec.model_validate({"tools": [{"name": "a"}, {}]})
+    assert describe(e.value, "spec") == "The spec is not valid: tools[1].name: Field required"
+    assert describe(e.value) == "tools[1].name: Field required"
 
 
 def test_the_code_decides_the_status_whichever_class_raises_it():

@@ -7,6 +7,8 @@ say in `Allow` what the address takes. Kept small (a few examples an operation):
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 schemathesis = pytest.importorskip("schemathesis")
@@ -19,7 +21,9 @@ from astralyx.server import create_app  # noqa: E402
 
 from .conftest import ADMIN_TOKEN  # noqa: E402
 
-EXAMPLES = 5  # an operation: enough to find a status or content type the document does not say
+# An operation's examples: enough to find a status or content type the document does not say. A deeper run
+# by hand: ASTRALYX_SCHEMATHESIS_EXAMPLES=50 pytest tests/test_openapi.py -m slow
+EXAMPLES = int(os.environ.get("ASTRALYX_SCHEMATHESIS_EXAMPLES", "5"))
 AUTH = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
 CHECKS = [
     schemathesis.checks.not_a_server_error,
@@ -54,7 +58,9 @@ def seeded(core):
 DATA_RULES = {"UNKNOWN_MODEL", "MODEL_FILE_MISSING", "NOT_GGUF", "WORKSPACE_NOT_FOUND", "INVALID_SPEC", "BAD_PATH",
               "WRONG_DEPLOYMENT_KIND", "WRONG_MODEL_KIND", "UPSTREAM_ONLY", "TOOL_BASE_NOT_FOUND", "NOTE_RESERVED",
               "FACT_SENSITIVE",  # the secrets detector's rule
-              "INVALID_NAME"}  # a deployment's default name, made from the model's: the model may be any upstream's
+              "INVALID_NAME",  # a deployment's default name, made from the model's: the model may be any upstream's
+              "TOOL_NAME_TAKEN",  # two tools named alike (or one's default name another's)
+              "EXPORT_INVALID"}  # what an uploaded archive holds
 
 
 @schemathesis.check
@@ -131,3 +137,33 @@ def test_every_body_and_stream_is_in_the_document(client):
     search = doc["paths"]["/metis/knowledge-bases/{base}/search"]["post"]["responses"]
     assert search["404"]["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/ErrorBody"}
     assert {"400", "401", "403", "413", "415", "422", "500"} <= set(search)
+
+
+def test_a_concrete_path_is_allowed_its_own_methods_only(client):
+    # OpenAPI matches /eos/receipts/verify before /eos/receipts/{receipt_id}: Allow says what the document says.
+    r = client.options("/v1/eos/receipts/verify")
+    assert r.status_code == 405 and r.headers["allow"] == "POST"
+    r = client.options("/v1/eos/receipts/r_abc")
+    assert r.status_code == 405 and r.headers["allow"] == "GET"
+    doc = client.get("/v1/openapi.json").json()
+    assert set(doc["paths"]["/eos/receipts/verify"]) == {"post"}
+
+
+def test_a_glob_the_document_allows_is_one_the_server_takes(client):
+    # The document says what a source's glob may be (1 to 500 characters, not only spaces, no control
+    # character or backslash), and a glob that fits is taken; one that does not is told in words.
+    schema = client.get("/v1/openapi.json").json()["components"]["schemas"]["Source"]["properties"]["exclude"]
+    items = schema["anyOf"][0]["items"]
+    assert (items["minLength"], items["maxLength"], schema["anyOf"][0]["maxItems"]) == (1, 500, 100)
+    for bad, words in (("", "1 to 500 characters"), ("  ", "1 to 500 characters"), ("a\\b", "backslash")):
+        r = client.post("/v1/metis/knowledge-bases", json={"metadata": {"name": "docs"},
+                                                           "spec": {"sources": [{"folder": "/srv/docs", "exclude": [bad]}]}})
+        assert r.status_code == 422 and words in r.json()["error"]["message"], r.json()
+
+
+def test_the_document_shows_what_a_tool_is(client):
+    tools = client.get("/v1/openapi.json").json()["components"]["schemas"]["DeploymentSpec"]["properties"]["tools"]
+    item = tools["items"]
+    assert item["required"] == ["builtin", "knowledge_base"] and item["additionalProperties"] is False
+    assert item["properties"]["builtin"]["enum"] == ["search_knowledge", "save_to_knowledge"]
+    assert item["properties"]["name"]["anyOf"][0]["pattern"] == "^[a-zA-Z0-9_-]{1,64}$"

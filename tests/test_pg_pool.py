@@ -23,8 +23,8 @@ from astralyx.errors import AstralyxError
 from astralyx.server import create_app
 
 from .conftest import ADMIN_TOKEN
+from .kit import Replica
 from .postgres_server import PostgresServer
-from .test_replicas import Replica
 
 MEMORY = "/v1/metis/knowledge-bases/team/memory"
 

@@ -11,7 +11,7 @@ from starlette.routing import Route
 
 from ..auth.roles import DEPLOYMENTS_CALL, MANAGE_BASES
 from ..errors import AstralyxError, NotFound
-from ..metis.bases import new_base, parse_request
+from ..metis.bases import edited_spec, new_base, parse_request, resync_notice
 from ..metis.jobs import duration
 from ..metis.writer import holds_facts
 from ..util import quoted
@@ -39,29 +39,18 @@ def base_request(form: Any, kind: str | None = None) -> dict[str, Any]:
 
 
 def settings_spec(base: Any, form: Any) -> dict[str, Any]:
-    """The base's spec with the settings form's choices: the same JSON PUT …/knowledge-bases/<b> takes."""
-    spec: dict[str, Any] = base.spec.model_dump(mode="json", exclude_none=True)
-    for role in ("embedding", "extractor"):
-        value = str(form.get(role) or "").strip()
-        if value:
-            spec[role] = {"deployment": value}
-        else:
-            spec.pop(role, None)
-    if base.kind == "documents":
-        sources = []
-        i = 0
+    """The base's spec with the settings form's choices (a blank menu: none; each folder row with its patterns,
+    a line each), made as the CLI's `astra metis update` makes it: the same JSON PUT …/knowledge-bases/<b> takes."""
+    sources = None
+    if base.kind == "documents":  # the form shows folders for documents only
+        sources, i = [], 0
         while f"folder-{i}" in form:
-            folder = str(form.get(f"folder-{i}") or "").strip()
-            if folder:
-                source: dict[str, Any] = {"folder": folder}
-                for key in ("include", "exclude"):
-                    patterns = [line.strip() for line in str(form.get(f"{key}-{i}") or "").splitlines() if line.strip()]
-                    if patterns:
-                        source[key] = patterns
-                sources.append(source)
+            sources.append({"folder": str(form.get(f"folder-{i}") or ""),
+                            **{key: str(form.get(f"{key}-{i}") or "").splitlines() for key in ("include", "exclude")}})
             i += 1
-        spec["sources"] = sources
-    return spec
+    embedding, extractor = (str(form.get(role) or "").strip() for role in ("embedding", "extractor"))
+    return edited_spec(base.spec.model_dump(mode="json", exclude_none=True), embedding=embedding,
+                       no_embedding=not embedding, extractor=extractor, no_extractor=not extractor, sources=sources)
 
 
 @page
@@ -143,11 +132,8 @@ async def update_settings(ctx: Ctx) -> Response:
     base = await ctx.call(ctx.core.bases.get, ctx.actor, name)
     request = parse_request({"metadata": {"name": name}, "spec": settings_spec(base, form)})
     updated = await ctx.call(ctx.core.bases.update, ctx.actor, name, request.spec)
-    message = f"Saved the settings of {name}"
-    if updated.spec.embedding and updated.spec.embedding != base.spec.embedding:
-        message += ": the next sync embeds every passage again"
-    elif updated.spec.sources != base.spec.sources and updated.spec.sources:
-        message += ": the next sync indexes what the folders hold now"
+    notice = resync_notice(*(b.spec.model_dump(mode="json", exclude_none=True) for b in (base, updated)))
+    message = f"Saved the settings of {name}" + (f": {notice}" if notice else "")
     return ctx.redirect(f"/metis/knowledge-bases/{name}#settings", message)
 
 

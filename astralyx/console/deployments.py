@@ -10,7 +10,7 @@ from starlette.routing import Route
 
 from ..eos.deploy import DeployRequest
 from ..eos.deploy import deploy as deploy_model
-from ..errors import AstralyxError
+from ..errors import AstralyxError, describe
 from .web import Ctx, page
 
 
@@ -180,8 +180,7 @@ def _form_request(form: Any, model: str) -> DeployRequest:
                                              "cpu": form.get("runs_on") != "any", "min": low, "max": high,
                                              "url": url or None, **fields})
     except ValidationError as e:
-        raise AstralyxError("The deployment is not valid: " + "; ".join(err["msg"] for err in e.errors()),
-                            code="INVALID_SPEC") from None
+        raise AstralyxError(describe(e, "deployment"), code="INVALID_SPEC") from None
 
 
 async def _deploy(ctx: Ctx, request: DeployRequest) -> Response:

@@ -1,4 +1,4 @@
-"""Metis ▸ Memory: memories, their facts by subject, history, Add a fact, Edit, Forget."""
+"""Metis ▸ Memory: memories, their facts by subject, history, Add a fact, Edit, Forget, Import conversations."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ from typing import Any
 from starlette.responses import Response
 from starlette.routing import Route
 
+from ..auth.roles import WRITE_CONTENT
+from ..errors import AstralyxError
 from ..metis.bases import parse_request
 from .bases import base_request, deployment_choices
 from .web import Ctx, page
@@ -44,7 +46,10 @@ async def show_memory(ctx: Ctx) -> Response:
     history = ctx.request.query_params.get("history") in ("1", "true", "on")
     base = await ctx.call(ctx.core.bases.get, ctx.actor, name)
     listing = await ctx.call(ctx.core.memory.list, ctx.actor, name, history=history)
-    return ctx.render("memory/show.html", base=base, listing=listing, history=history)
+    imports = None
+    if ctx.actor.can(WRITE_CONTENT) and base.spec.extractor is not None:
+        imports = (await ctx.call(ctx.core.imports.listing, ctx.actor, name))["imports"]
+    return ctx.render("memory/show.html", base=base, listing=listing, history=history, imports=imports)
 
 
 @page
@@ -115,6 +120,79 @@ async def forget_fact(ctx: Ctx) -> Response:
     return ctx.redirect(f"/metis/memory/{name}" + ("?history=1" if history else ""), message)
 
 
+# -- Import conversations (a ChatGPT or Claude export) -----------------------------------------------
+KEEP_BATCH = 500  # facts kept at once (the memory's limit)
+
+
+@page
+async def upload_archive(ctx: Ctx) -> Response:
+    name = ctx.request.path_params["name"]
+    form = await ctx.form()
+    file = form.get("archive")
+    if isinstance(file, str) or file is None or not file.filename:
+        raise AstralyxError("Choose the export to import: the zip ChatGPT or Claude sent, or its conversations.json",
+                            code="NO_FILE")
+    data = await file.read()
+    job, _ = await ctx.call(ctx.core.imports.create, ctx.actor, name, data, file.filename)
+    return ctx.redirect(f"/metis/memory/{name}/imports/{job['id']}")
+
+
+@page
+async def show_import(ctx: Ctx) -> Response:
+    name, job_id = ctx.request.path_params["name"], ctx.request.path_params["job"]
+    job = await ctx.call(ctx.core.imports.get, ctx.actor, name, job_id)
+    n = 0
+    for group in (job.get("review") or {}).get("subjects") or []:  # numbered as shown, for the labels
+        for attribute in group["attributes"]:
+            for proposal in attribute["proposals"]:
+                n += 1
+                proposal["n"] = n
+    return ctx.render("memory/import.html", base_name=name, job=job)
+
+
+@page
+async def start_import(ctx: Ctx) -> Response:
+    name, job_id = ctx.request.path_params["name"], ctx.request.path_params["job"]
+    form = await ctx.form()
+    ids = [str(v) for v in form.getlist("conversation")]
+    job = await ctx.call(ctx.core.imports.get, ctx.actor, name, job_id)
+    if job["state"] == "ready":
+        await ctx.call(ctx.core.imports.start, ctx.actor, name, job_id, ids=ids or None)
+    else:  # stopped: continued as it was chosen
+        await ctx.call(ctx.core.imports.start, ctx.actor, name, job_id)
+    return ctx.redirect(f"/metis/memory/{name}/imports/{job_id}")
+
+
+@page
+async def cancel_import(ctx: Ctx) -> Response:
+    name, job_id = ctx.request.path_params["name"], ctx.request.path_params["job"]
+    result = await ctx.call(ctx.core.imports.cancel, ctx.actor, name, job_id)
+    if result.get("removed"):
+        return ctx.redirect(f"/metis/memory/{name}", "Import removed: its proposals are gone")
+    return ctx.redirect(f"/metis/memory/{name}", "Import cancelled: its conversations are gone, nothing was kept")
+
+
+@page
+async def keep_import(ctx: Ctx) -> Response:
+    """Keep the ticked proposals: the memory's keep (as POST …/memory), in batches it takes."""
+    name, job_id = ctx.request.path_params["name"], ctx.request.path_params["job"]
+    form = await ctx.form()
+    ticked = {str(v) for v in form.getlist("proposal")}
+    job = await ctx.call(ctx.core.imports.get, ctx.actor, name, job_id)
+    proposals = [p for g in (job.get("review") or {}).get("subjects") or [] for a in g["attributes"] for p in a["proposals"]]
+    chosen = [{k: p[k] for k in ("subject", "attribute", "fact", "source", "said_at")} for p in proposals if p["id"] in ticked]
+    if not chosen:
+        return ctx.redirect(f"/metis/memory/{name}/imports/{job_id}", "Nothing ticked: nothing kept")
+    kept = replaced = 0
+    for i in range(0, len(chosen), KEEP_BATCH):
+        result = await ctx.call(ctx.core.memory.keep, ctx.actor, name, chosen[i : i + KEEP_BATCH])
+        kept, replaced = kept + result["kept"], replaced + result["replaced"]
+    message = f"Kept {kept} fact{'s' if kept != 1 else ''}"
+    if replaced:
+        message += f"; {replaced} replaced an older fact"
+    return ctx.redirect(f"/metis/memory/{name}", message)
+
+
 routes = [
     Route("/metis/memory", list_memories, methods=["GET"]),
     Route("/metis/memory", create_memory, methods=["POST"]),
@@ -124,4 +202,9 @@ routes = [
     Route("/metis/memory/{name}/facts/{fact_id}/edit", edit_fact, methods=["POST"]),
     Route("/metis/memory/{name}/facts/{fact_id}/forget", forget_form, methods=["GET"]),
     Route("/metis/memory/{name}/facts/{fact_id}/forget", forget_fact, methods=["POST"]),
+    Route("/metis/memory/{name}/imports", upload_archive, methods=["POST"]),
+    Route("/metis/memory/{name}/imports/{job}", show_import, methods=["GET"]),
+    Route("/metis/memory/{name}/imports/{job}/start", start_import, methods=["POST"]),
+    Route("/metis/memory/{name}/imports/{job}/cancel", cancel_import, methods=["POST"]),
+    Route("/metis/memory/{name}/imports/{job}/keep", keep_import, methods=["POST"]),
 ]

@@ -22,7 +22,7 @@ from starlette.templating import Jinja2Templates
 
 from ..auth.actor import Actor
 from ..core import Astralyx
-from ..errors import AstralyxError, Forbidden
+from ..errors import AstralyxError, Forbidden, error_body
 from ..util import quoted
 
 HERE = Path(__file__).parent
@@ -168,9 +168,9 @@ def api(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
     async def endpoint(request: Request) -> Response:
         actor = await run_in_threadpool(actor_of, request)
         if actor is None:
-            return JSONResponse({"error": {"code": "UNAUTHORIZED", "message": "Signed out: sign in again"}}, 401)
+            return JSONResponse(error_body("UNAUTHORIZED", "Signed out: sign in again"), 401)
         if request.method != "GET" and not same_origin(request):
-            return JSONResponse({"error": {"code": "CROSS_SITE", "message": "Not sent from the console"}}, 403)
+            return JSONResponse(error_body("CROSS_SITE", "Not sent from the console"), 403)
         try:
             return await handler(Ctx(request, core_of(request), actor))
         except AstralyxError as error:

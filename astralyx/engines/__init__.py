@@ -8,13 +8,15 @@ engines/sqlite.py and engines/postgres.py. `open_records` picks the engine from 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 if TYPE_CHECKING:
     from ..config import Settings
+    from ..metis.bases import KnowledgeBase
+    from ..metis.index.protocol import IndexStore
 
 # A row by name or by position: sqlite3.Row under SQLite, engines.postgres.Row under PostgreSQL.
 # Their values are whatever the column holds, hence Any.
@@ -92,10 +94,10 @@ def open_records(home: Path, url: str | None = None, settings: Settings | None =
     return SqliteDatabase(home / "astralyx.db")
 
 
-def index_opener(url: str | None) -> Any:
-    """How a base's index is opened under this engine (None: index.db in the base's folder)."""
+def index_opener(url: str | None) -> Callable[[KnowledgeBase], IndexStore] | None:
+    """How a base's index is opened under this engine (None: the index service's own, index.db in the base's folder)."""
     if not (url and is_postgres(url)):
         return None
-    from .pg_index import PgBaseIndex
+    from .pg_index import PgIndexStore
 
-    return lambda base: PgBaseIndex(url, base.workspace, base.name, base.folder)
+    return lambda base: PgIndexStore(url, base.workspace, base.name, base.folder)

@@ -1,18 +1,23 @@
-"""A base's index on PostgreSQL: the store of metis/index/store.py, in a schema of its own.
-
-Same public methods as the SQLite `BaseIndex`, so the index service and search do not know which
-engine answers. Chunks carry their words as a GIN-indexed tsvector and their vector as pgvector
-(an HNSW index, cosine). Derived like index.db: dropped (`drop`) and rebuilt from the files, stale
-documents found by hash at sync.
+"""A base's index on PostgreSQL, in a schema of its own: `PgIndexStore`, the `IndexStore` of
+metis/index/protocol.py that the SQLite `SqliteIndexStore` (metis/index/store.py) implements too, so the
+index service and search do not know which engine answers. Chunks carry their words as a GIN-indexed
+tsvector and their vector as pgvector (an HNSW index, cosine). Derived like index.db: dropped (`drop`) and
+rebuilt from the files, stale documents found by hash at sync.
 
 Keywords: each replica ranks them with its own tantivy sidecar (metis/index/keywords.py, FTS5's
 bm25 order, as the SQLite engine ranks them), whatever the base's size, in a folder of its own that
 it builds at first use from the base's schema. Every write moves `meta.keywords_generation` on and logs the passages it
 changed (`keyword_changes`), so a sidecar catches up with other replicas' writes by reading the log,
 without a rebuild; one further behind than the log reaches is rebuilt in the background. Until a
-sidecar is in step, PostgreSQL answers: an OR of all words ranked by ts_rank
-took 173/381 ms p50/p95 at 100k, so only bounded candidates are ranked (the passages with all the
-words, then at most PER_TERM per word).
+sidecar is in step, PostgreSQL answers: ranking an OR of all words by ts_rank is slow at 100k passages
+(docs/benchmarks.md, "Engines: PostgreSQL beside SQLite"), so only bounded candidates are ranked (the
+passages with all the words, then at most PER_TERM per word).
+
+A reindex builds the new index in a schema aside (`aside`: the base's schema name + `_building`, under the
+base's reindex lock, an advisory lock a dead process lets go) while the base's schema answers, then `swap`
+renames it in one transaction (the old schema dropped). Other replicas reach it by name at once; their keyword
+sidecars see another `index_id` in its meta and are made again (`_keyword_state`), never caught up from a log
+that is not their index's. A schema aside that a process killed mid-reindex left is dropped at the next open.
 """
 
 from __future__ import annotations
@@ -26,15 +31,17 @@ import threading
 import uuid
 import weakref
 from collections.abc import Iterable, Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ..errors import Conflict
 from ..locks import advisory
 from ..metis.index.keywords import KeywordSidecar, Text
-from ..metis.index.store import Entry, Row, StoredDocument, Users, fingerprint, query_words, used
+from ..metis.index.passages import Entry, Row, StoredDocument, fingerprint, query_words, stored_document
+from ..metis.index.protocol import IndexMoved, IndexStore, Users, used
 from ..migrations import migrate
 from ..migrations.index import POSTGRES_STEPS
 from ..util import iso
@@ -52,26 +59,36 @@ KEEP_CHANGES = 2000  # generations of keyword changes kept for other replicas' s
 # once after its writes: inserting into pgvector's graph passage by passage cost 3.2 ms of the server's time
 # each (70% of a sync's database work at 10k passages), building it in one go 0.2 ms; GIN's ~0.8 ms likewise.
 BULK_FROM = 5_000
+ASIDE = "_building"  # a reindex's new index: a schema beside the base's until it is complete
+# A reindex's new index numbers its passages from past the old one's: a search of another replica that read ids
+# from the old schema just before the swap and their rows just after finds none of them, never other passages.
+ID_GAP = 1 << 20
+_building: set[str] = set()  # base schemas this process is building aside (a session's advisory lock is its own again)
 
 
 def schema_of(workspace: str, base: str) -> str:
     return "ix_" + hashlib.blake2b(f"{workspace}/{base}".encode(), digest_size=8).hexdigest()
 
 
-class PgBaseIndex:
+class PgIndexStore:
     steps = POSTGRES_STEPS
     # ts_rank is not BM25 (its top 10 shared half of FTS5's at 10,000 passages): the sidecar answers a base of
     # any size, so both engines rank keywords alike; ts_rank only while it is being built.
     keywords_at_any_size = True
 
-    def __init__(self, url: str, workspace: str, base: str, folder: Path) -> None:
-        self.schema = schema_of(workspace, base)
+    def __init__(self, url: str, workspace: str, base: str, folder: Path, *, aside: bool = False) -> None:
+        self._where = (workspace, base, folder)
+        self.home = schema_of(workspace, base)  # the base's schema (the one searched)
+        self.schema = self.home + ASIDE if aside else self.home  # the one this store reads and writes
         self.version_table = f"{self.schema}.schema_version"  # the records' schema_version is public's
+        self._hold: ExitStack | None = None  # the reindex lock, held by an index built aside (`aside`)
         self.path = folder / "index.db"  # not a file: its folder is the base's (the service checks it exists)
         # Who uses it now: dropping the schema (a reindex, the base deleted) waits until no statement of theirs
-        # runs, and refuses them after (store.py's Users; each method below that reads or writes is one use).
+        # runs, and refuses them after (protocol.py's Users; each method below that reads or writes is one use).
         self.users = Users()
         self.db = Database(url, name=f"index:{self.schema}")
+        if not aside:
+            self._sweep()
         with self.db.transaction() as conn:  # one replica at a time (IF NOT EXISTS is not safe against itself)
             conn.execute(f"CREATE SCHEMA IF NOT EXISTS {self.schema}")
         migrate(self.db, self.steps, table=self.version_table, schema=self.schema)
@@ -81,9 +98,7 @@ class PgBaseIndex:
         self._guard = threading.Lock()
         # This replica's keyword sidecar: a folder of this process (the data directory may be shared)
         self._local = Path(tempfile.mkdtemp(prefix=f"astralyx-{self.schema}-"))
-        self.keywords = KeywordSidecar(
-            self._local / "keywords.tantivy", self.meta("index_id") or "", self._keyword_snapshot, self._answered_count,
-        )
+        self.keywords = self._sidecar(self.meta("index_id") or "")
         # Search indexes a crash left missing: built in the background (a base of 100k passages takes a
         # while), searches scanning meanwhile; a test joins it.
         self.repairing: threading.Thread | None = None
@@ -103,21 +118,121 @@ class PgBaseIndex:
         return True
 
     def drop(self) -> None:
-        """Remove this index entirely (the base is deleted or rebuilt from its files)."""
+        """Remove this index entirely (the base is deleted), and a reindex's new one (its swap then fails)."""
         self.close()
-        self.db.script(f"DROP SCHEMA IF EXISTS {self.schema} CASCADE")
+        self.db.script(f"DROP SCHEMA IF EXISTS {self.home} CASCADE; DROP SCHEMA IF EXISTS {self.home}{ASIDE} CASCADE")
+
+    # -- a reindex: a new index built aside, then swapped in -----------------------------------
+    def _reindex_lock(self) -> AbstractContextManager[bool]:
+        """Held while a reindex builds the base's index aside: a session advisory lock (a dead process lets it go)."""
+        return advisory(self.db.url, f"astralyx:reindex:{self.home}", wait=False)
+
+    def _sweep(self) -> None:
+        """The schema a reindex killed mid-way left, dropped: unless a reindex builds it now (here or elsewhere)."""
+        aside = self.home + ASIDE
+        if self.home in _building or self.db.scalar("SELECT 1 FROM pg_namespace WHERE nspname = ?", (aside,)) is None:
+            return
+        with self._reindex_lock() as free:
+            if free:
+                self.db.script(f"DROP SCHEMA IF EXISTS {aside} CASCADE")
+                log.info("dropped the index a reindex of %s left unfinished", self.home)
+
+    def aside(self) -> PgIndexStore:
+        """A new, empty index of this base in a schema aside, built while this one answers; `swap` puts it in this
+        one's place once complete, `discard` drops it. It holds the base's reindex lock until then."""
+        hold = ExitStack()
+        try:
+            if not hold.enter_context(self._reindex_lock()):
+                raise Conflict("The base's index is being rebuilt by another replica: wait for that reindex to finish",
+                               code="SYNC_RUNNING")
+            _building.add(self.home)
+            hold.callback(_building.discard, self.home)
+            self.db.script(f"DROP SCHEMA IF EXISTS {self.home}{ASIDE} CASCADE")  # a reindex killed mid-way left it
+            fresh = PgIndexStore(self.db.url, *self._where, aside=True)
+            start = int(self.db.scalar(f"SELECT coalesce(max(id), 0) FROM {self.schema}.chunks")) + ID_GAP
+            fresh.db.script(f"ALTER TABLE {fresh.schema}.chunks ALTER COLUMN id RESTART WITH {start}")
+        except BaseException:
+            hold.close()
+            raise
+        fresh._hold = hold
+        return fresh
+
+    def seal(self) -> None:
+        """Nothing to do before the swap: the schema is complete as it is."""
+
+    def swap(self, old: IndexStore | None, settled: int | None = None) -> PgIndexStore:
+        """Put this index, built aside, in the base's schema's place: `old` (this replica's store of it) closed once
+        no one uses it, then the old schema dropped and this one renamed in one transaction, under the same lock as
+        every replica's writes to the base's index: one of theirs commits after it, into this one, or before it,
+        and then the old schema's keyword generation is not `settled` (the one this index caught up with) any more:
+        IndexMoved, nothing swapped. Answers this store, now the base's."""
+        if old is not None:
+            old.close()
+        home = Database(self.db.url, name=f"index:{self.home}")
+        with home.transaction() as conn:
+            if settled is not None:
+                now = conn.execute(f"SELECT value FROM {self.home}.meta WHERE key='keywords_generation'").fetchone()
+                if now is not None and int(now[0]) != settled:
+                    raise IndexMoved(f"{self.home} was written since its new index caught up")
+            conn.execute(f"DROP SCHEMA IF EXISTS {self.home} CASCADE")
+            conn.execute(f"ALTER SCHEMA {self.schema} RENAME TO {self.home}")
+        self.schema, self.version_table, self.db = self.home, f"{self.home}.schema_version", home
+        self._let_go_lock()
+        return self
+
+    def discard(self) -> None:
+        """An index built aside that is not to be used (its reindex failed or was stopped): closed, dropped."""
+        try:
+            self.close()
+            if self.schema != self.home:  # (never the base's own)
+                self.db.script(f"DROP SCHEMA IF EXISTS {self.schema} CASCADE")
+        finally:
+            self._let_go_lock()
+
+    def _let_go_lock(self) -> None:
+        hold, self._hold = self._hold, None
+        if hold is not None:
+            try:
+                hold.close()
+            except Exception:  # a broken session let its lock go with it
+                log.warning("letting the reindex lock of %s go failed", self.home, exc_info=True)
 
     # -- the keyword sidecar ------------------------------------------------------------------
     @property
     def keywords_generation(self) -> int:
         return int(self.meta("keywords_generation") or 0)
 
+    def _sidecar(self, index_id: str) -> KeywordSidecar:
+        return KeywordSidecar(
+            self._local / f"keywords-{index_id}.tantivy", index_id, self._keyword_snapshot, self._answered_count,
+        )
+
     @used
-    def _keyword_snapshot(self) -> tuple[int, list[tuple[int, Text]]]:
+    def _keyword_state(self) -> int:
+        """The schema's keyword generation, its sidecar here made again first if the schema holds another index
+        than the one it was built from (another replica's reindex swapped a new one in)."""
+        rows = self.db.query(f"SELECT key, value FROM {self.schema}.meta WHERE key IN ('index_id', 'keywords_generation')")
+        meta = {r[0]: r[1] for r in rows}
+        index_id = meta.get("index_id") or ""
+        if index_id != self.keywords.index_id:
+            with self._guard:
+                stale = self.keywords
+                if stale.index_id != index_id:
+                    self.keywords = self._sidecar(index_id)
+                    self.keywords.use_from = stale.use_from
+                    self.keywords.pause = stale.pause
+                    stale.close()
+                    shutil.rmtree(stale.path, ignore_errors=True)
+        return int(meta.get("keywords_generation") or 0)
+
+    @used
+    def _keyword_snapshot(self, after: int = -1, limit: int | None = None) -> tuple[int, list[tuple[int, Text]]]:
+        """(keywords.Snapshot) The chunks of ids above `after`, by id, at most `limit`, and their generation."""
         s = self.schema
         rows = self.db.query(  # one statement: one snapshot of the generation and the passages
             f"SELECT (SELECT value FROM {s}.meta WHERE key='keywords_generation'), c.id, d.title, c.headings, c.text "
-            f"FROM {s}.chunks c JOIN {s}.documents d ON d.id = c.doc_id WHERE c.copy_of IS NULL"
+            f"FROM {s}.chunks c JOIN {s}.documents d ON d.id = c.doc_id WHERE c.copy_of IS NULL AND c.id > ? "
+            "ORDER BY c.id LIMIT ?", (after, limit),
         )
         if not rows:
             return self.keywords_generation, []
@@ -150,9 +265,11 @@ class PgBaseIndex:
         have = self.keywords.generation
         if have is None or have >= generation or not self.keywords.ready:
             return
-        rows = self.db.query(
-            f"SELECT generation, chunk_id, title, headings, text FROM {self.schema}.keyword_changes "
-            "WHERE generation > ? AND generation <= ? ORDER BY generation", (have, generation),
+        s = self.schema
+        rows = self.db.query(  # none if the schema holds another index now (a reindex's): it is rebuilt, not caught up
+            f"SELECT generation, chunk_id, title, headings, text FROM {s}.keyword_changes "
+            f"WHERE generation > ? AND generation <= ? AND (SELECT value FROM {s}.meta WHERE key='index_id') = ? "
+            "ORDER BY generation", (have, generation, self.keywords.index_id),
         )
         changes: dict[int, dict[int, Text | None]] = {}
         for gen, cid, title, headings, text in rows:
@@ -231,16 +348,14 @@ class PgBaseIndex:
             sql += f"; CREATE INDEX IF NOT EXISTS chunks_hnsw ON {s}.chunks USING hnsw (embedding vector_cosine_ops)"
         self.db.script(sql)
 
-    # -- what the service reads of the vector sidecar (pgvector's HNSW index is in the database) -----
-    generation = 0
+    # -- sidecars: this replica's keyword sidecar (the vectors' HNSW index is pgvector's, in the database) --
+    def build_sidecars(self) -> None:
+        """This replica's keyword sidecar brought in step now (a large base's in the background)."""
+        self.keywords.ensure(self.keywords_generation)
 
-    def vectors_sidecar(self) -> None:
-        return None
-
-    @property
-    def sidecar_paths(self) -> tuple[Path, Path]:
-        graph = self.path.with_name("index.vectors.usearch")
-        return graph, graph.with_suffix(".json")
+    def wait_sidecars(self) -> None:
+        """Until its build under way ends."""
+        self.keywords.wait()
 
     # -- meta ---------------------------------------------------------------------------------
     @used
@@ -288,7 +403,7 @@ class PgBaseIndex:
     @used
     def document(self, key: str) -> StoredDocument | None:
         row = self.db.one(f"SELECT * FROM {self.schema}.documents WHERE key=?", (key,))
-        return _doc(row) if row else None
+        return stored_document(row) if row else None
 
     @used
     def documents(self, origin: str | None = None) -> list[StoredDocument]:
@@ -296,7 +411,7 @@ class PgBaseIndex:
             rows = self.db.query(f"SELECT * FROM {self.schema}.documents ORDER BY label")
         else:
             rows = self.db.query(f"SELECT * FROM {self.schema}.documents WHERE origin=? ORDER BY label", (origin,))
-        return [_doc(r) for r in rows]
+        return [stored_document(r) for r in rows]
 
     @used
     def hashes(self) -> dict[str, str]:
@@ -321,7 +436,7 @@ class PgBaseIndex:
     def write(self, entries: Iterable[Entry]) -> None:
         """Replace the documents' chunks, all in one transaction. A passage the base holds already (the same
         fingerprint) is kept as a copy of it: no words, no vector (so never searched), counted in the first
-        one's `also_in`; the rule and its reasons are store.py's."""
+        one's `also_in`; the rule is the protocol's (IndexStore.write)."""
         s = self.schema
         dims = self.dimensions
         texts: dict[int, Text | None] = {}  # chunk id → its words now (None: gone), for the keyword sidecars
@@ -387,7 +502,7 @@ class PgBaseIndex:
 
     @used
     def to_embed(self, entries: list[Entry], embedded: set[str]) -> list[list[bool]]:
-        """Which chunks of these entries need a vector (store.py's rule: not a passage held with its vector
+        """Which chunks of these entries need a vector (the protocol's rule: not a passage held with its vector
         in a document these entries do not replace, nor one of `embedded`, which this adds to)."""
         prints = [[fingerprint(e.kind, chunk.text) for chunk in e.chunks] for e in entries]
         held = self._held_with_vectors({fp for fps in prints for fp in fps if fp}, {e.key for e in entries})
@@ -422,7 +537,7 @@ class PgBaseIndex:
     @used
     def unbacked(self, entries: list[Entry]) -> list[tuple[int, int]]:
         """(entry, chunk) positions left NaN by to_embed whose passage has, by now, no copy to lend a vector
-        (store.py's rule, with one query for the batch)."""
+        (the protocol's rule, with one query for the batch)."""
         rows = [(i, j, fp, bool(np.isnan(e.vectors[j]).any())) for i, e in enumerate(entries) if e.vectors is not None
                 for j, chunk in enumerate(e.chunks) if (fp := fingerprint(e.kind, chunk.text)) is not None]
         if not any(nan for *_, nan in rows):
@@ -491,7 +606,7 @@ class PgBaseIndex:
         if not words:
             return []
         if not exact:
-            generation = self.keywords_generation
+            generation = self._keyword_state()
             self._catch_up(generation)
             found = self.keywords.search(words, limit, generation)
             if found is not None:
@@ -573,8 +688,4 @@ def _vector_text(vector: np.ndarray) -> str:
     return "[" + ",".join(f"{x:.7g}" for x in vector.tolist()) + "]"
 
 
-def _doc(row: Any) -> StoredDocument:
-    return StoredDocument(
-        key=row["key"], origin=row["origin"], kind=row["kind"], label=row["label"], title=row["title"], hash=row["hash"],
-        attrs=json.loads(row["attrs"]), size=row["size"], chunks=row["chunks"], indexed_at=row["indexed_at"],
-    )
+_check: type[IndexStore] = PgIndexStore  # mypy: the PostgreSQL store keeps the protocol's promises

@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field
 from ..auth.actor import Actor
 from ..errors import Conflict, Invalid
 from .deployments import Deployment, parse_spec
+from .urls import URL_SCHEMA
 
 if TYPE_CHECKING:
     from .catalog import Models
@@ -30,7 +31,7 @@ class DeployRequest(BaseModel):
     cpu: bool = Field(default=True, description="Runs on CPUs only")
     min: int = Field(default=1, ge=0, description="Fewest replicas (0: scale to zero when idle)")
     max: int = Field(default=1, ge=1, description="Most replicas")
-    url: str | None = Field(default=None, description="An OpenAI-compatible server runs it")
+    url: str | None = Field(default=None, description="An OpenAI-compatible server runs it", json_schema_extra=URL_SCHEMA)
     upstream_model: str | None = None
     api_key_env: str | None = None
     timeout: float | None = None

@@ -13,9 +13,9 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, 
 from ..auth.actor import Actor
 from ..auth.roles import DEPLOYMENTS_CALL, DEPLOYMENTS_READ, DEPLOYMENTS_UPDATE
 from ..engines import Database, Row
-from ..errors import Invalid, NotFound, validation_message
+from ..errors import Invalid, NotFound, describe
 from ..util import check_name, iso
-from .urls import check_upstream_url
+from .urls import URL_SCHEMA, check_upstream_url
 
 if TYPE_CHECKING:
     from ..auth import Workspaces
@@ -34,7 +34,8 @@ class UpstreamRuntime(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     type: Literal["upstream"] = "upstream"
-    url: str = Field(description="Base URL of the OpenAI-compatible API, e.g. http://127.0.0.1:11434/v1")
+    url: str = Field(description="Base URL of the OpenAI-compatible API, e.g. http://127.0.0.1:11434/v1",
+                     json_schema_extra=URL_SCHEMA)
     model: str | None = Field(default=None, description="The model's name upstream (default: the spec's model)")
     api_key_env: str | None = Field(default=None, description="Environment variable holding the API key")
     timeout: float = Field(default=600.0, description="Seconds to wait for an answer")
@@ -60,13 +61,24 @@ class Resources(BaseModel):
         return value
 
 
+def _tool_items(schema: dict[str, Any]) -> None:
+    """spec.tools in the API's document: each item a built-in tool, with the rules parse() applies to it."""
+    from .tools import FUNCTION_NAME_RE, MAX_DESCRIPTION, ToolSpec
+
+    item = ToolSpec.model_json_schema()
+    item["properties"]["name"]["anyOf"][0]["pattern"] = FUNCTION_NAME_RE.pattern
+    item["properties"]["description"]["anyOf"][0]["maxLength"] = MAX_DESCRIPTION
+    schema["items"] = item
+
+
 class DeploymentSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
     model: str = Field(description="Model of the library (astra eos models) or the upstream's model name")
     kind: Literal["chat", "embedding"]
     runtime: EmbeddedRuntime | UpstreamRuntime = Field(default_factory=EmbeddedRuntime, discriminator="type")
     resources: Resources = Field(default_factory=Resources)
-    tools: list[dict[str, Any]] = Field(default_factory=list)
+    # Checked by eos/tools.py (INVALID_TOOLS, in words); the document shows a tool's shape all the same.
+    tools: list[dict[str, Any]] = Field(default_factory=list, json_schema_extra=lambda schema: _tool_items(schema))
     shared_with: list[str] = Field(
         default_factory=list,
         description="Workspaces whose keys may call it, as \"model\": \"<this workspace>/<name>\"; its tools then "
@@ -110,7 +122,7 @@ def parse_spec(data: Any) -> DeploymentSpec:
     try:
         return DeploymentSpec.model_validate(data)
     except ValidationError as e:
-        raise Invalid(validation_message("deployment spec", e), code="INVALID_SPEC") from None
+        raise Invalid(describe(e, "deployment spec"), code="INVALID_SPEC") from None
 
 
 class Deployments:

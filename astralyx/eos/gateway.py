@@ -29,7 +29,7 @@ from typing import Any
 from ..auth.actor import Actor
 from ..auth.roles import DEPLOYMENTS_CALL
 from ..engines import Database
-from ..errors import Invalid, TooLarge
+from ..errors import Invalid, TooLarge, error_body
 from ..metis.bases import KnowledgeBases
 from ..metis.saves import Saves
 from ..metis.search import Search
@@ -40,7 +40,7 @@ from .deployments import Deployment, Deployments
 from .receipts import Receipts
 from .runtimes import Runtimes
 from .runtimes.base import ChatModel
-from .tools import SEARCH, BuiltinTool
+from .tools import SEARCH, ToolGrant
 
 log = logging.getLogger("astralyx.gateway")
 
@@ -79,7 +79,7 @@ class Turn:
     actor: Actor
     deployment: Deployment
     model: ChatModel
-    builtins: dict[str, BuiltinTool]
+    builtins: dict[str, ToolGrant]  # by the name the model calls it: the tool and what it grants the caller
     client_tools: set[str]
     conversation: str
     request: dict[str, Any]  # what the model is sent, less messages
@@ -186,7 +186,7 @@ class Gateway:
         if dep.spec.kind != "chat":
             raise Invalid(f"Deployment {name!r} is an {dep.spec.kind} deployment: chat needs a chat deployment",
                           code="WRONG_DEPLOYMENT_KIND")
-        builtins = {t.name: t for t in tool_specs.builtin_tools(dep.spec.tools)}
+        builtins = {grant.tool.name: grant for grant in tool_specs.offers(dep, actor)}
         client_tools = body.get("tools") or []
         if not isinstance(client_tools, list):
             raise Invalid('"tools" must be a list', code="INVALID_REQUEST")
@@ -208,7 +208,7 @@ class Gateway:
         )
         request = {k: v for k, v in body.items()
                    if k not in ("model", "messages", "stream", "stream_options", "metadata", "tools", "conversation_id")}
-        offered = [t.schema() for t in builtins.values()] + client_tools
+        offered = [grant.tool.schema() for grant in builtins.values()] + client_tools
         if offered:
             request["tools"] = offered
         else:
@@ -389,8 +389,8 @@ class Gateway:
             if name in turn.client_tools:
                 client_calls.append(call)
                 continue
-            tool = turn.builtins.get(name)
-            result = self._builtin(turn, tool, call) if tool else self._unknown(turn, name)
+            grant = turn.builtins.get(name)
+            result = self._builtin(turn, grant, call) if grant else self._unknown(turn, name)
             ours.append(call)
             results.append({"role": "tool", "tool_call_id": call["id"], "content": json.dumps(result, ensure_ascii=False)})
             turn.pending.append(results[-1])
@@ -409,15 +409,13 @@ class Gateway:
     def _unknown(self, turn: Turn, name: str) -> dict[str, Any]:
         known = sorted(set(turn.builtins) | turn.client_tools)
         turn.calls.append({"name": name, "status": "unknown_tool"})
-        return {"error": {
-            "code": "UNKNOWN_TOOL",
-            "message": f"There is no tool named {name!r}. "
-                       + (f"The tools you may call are: {', '.join(known)}." if known else "You have no tools here."),
-        }}
+        return error_body("UNKNOWN_TOOL", f"There is no tool named {name!r}. "
+                          + (f"The tools you may call are: {', '.join(known)}." if known else "You have no tools here."))
 
-    def _builtin(self, turn: Turn, tool: BuiltinTool, call: dict[str, Any]) -> dict[str, Any]:
+    def _builtin(self, turn: Turn, grant: ToolGrant, call: dict[str, Any]) -> dict[str, Any]:
+        tool = grant.tool
         raw = call["function"].get("arguments") or ""
-        result = self._result(turn, tool, raw, call["id"])
+        result = self._result(turn, grant, raw, call["id"])
         workspace = turn.deployment.workspace
         receipt = self.receipts.issue(
             workspace=workspace, deployment=turn.deployment.name, caller=turn.actor.key_id or "local",
@@ -433,39 +431,35 @@ class Gateway:
         })
         return result
 
-    def _result(self, turn: Turn, tool: BuiltinTool, raw: str, call_id: str) -> dict[str, Any]:
+    def _result(self, turn: Turn, grant: ToolGrant, raw: str, call_id: str) -> dict[str, Any]:
+        tool = grant.tool
         usage = '{"query": "..."}' if tool.builtin == SEARCH else '{"title": "...", "text": "..."}'
         try:
             args = json.loads(raw or "{}")
         except json.JSONDecodeError as e:
-            return _error("INVALID_ARGUMENTS", f"The arguments are not valid JSON ({e.msg} at character {e.pos}): "
-                                               f"call {tool.name} again with {usage}")
+            return error_body("INVALID_ARGUMENTS", f"The arguments are not valid JSON ({e.msg} at character {e.pos}): "
+                                                   f"call {tool.name} again with {usage}")
         if not isinstance(args, dict):
-            return _error("INVALID_ARGUMENTS", f"The arguments must be a JSON object: call {tool.name} again with {usage}")
+            return error_body("INVALID_ARGUMENTS", f"The arguments must be a JSON object: call {tool.name} again with {usage}")
         if self.edge:
-            return _error("TOOL_UNAVAILABLE", EDGE_MESSAGE.format(tool=tool.name, base=tool.knowledge_base))
+            return error_body("TOOL_UNAVAILABLE", EDGE_MESSAGE.format(tool=tool.name, base=tool.knowledge_base))
         if tool.builtin == SEARCH:  # fitted before its receipt: the receipt is of what the model reads
-            return self._fit(turn, call_id, self._search(tool, turn, args, usage))
-        return self._save(tool, turn, args)
+            return self._fit(turn, call_id, self._search(grant, args))
+        return self._save(grant, turn, args)
 
-    def _search(self, tool: BuiltinTool, turn: Turn, args: dict[str, Any], usage: str) -> dict[str, Any]:
-        query = args.get("query")
-        if not isinstance(query, str) or not query.strip():
-            return _error("INVALID_ARGUMENTS", f"query is missing: call {tool.name} again with {usage}")
-        # The deployment's tool is what grants the search: anyone who may call the deployment can
-        # have its model search the base, even without knowledge-bases:read themselves (the doc's
-        # warning, said again where tools are added). So the search runs as a reader of the
-        # deployment's workspace, not as the caller.
-        reader = Actor.of(turn.deployment.workspace, "viewer")
-        return knowledge.search(self.search, reader, tool.knowledge_base, query, max_results=MAX_RESULTS)
+    def _search(self, grant: ToolGrant, args: dict[str, Any]) -> dict[str, Any]:
+        # As the tool grants it (eos/tools.py, ToolGrant): as a reader of the deployment's workspace, not as the caller.
+        assert grant.reader is not None
+        return knowledge.search(self.search, grant.reader, grant.knowledge_base, args.get("query"), max_results=MAX_RESULTS,
+                                tool=grant.tool.name)
 
-    def _save(self, tool: BuiltinTool, turn: Turn, args: dict[str, Any]) -> dict[str, Any]:
-        base = self.bases.find(turn.deployment.workspace, tool.knowledge_base)
+    def _save(self, grant: ToolGrant, turn: Turn, args: dict[str, Any]) -> dict[str, Any]:
+        base = self.bases.find(turn.deployment.workspace, grant.knowledge_base)
         if base is None:
-            return _error("BASE_NOT_FOUND", f"The knowledge base {tool.knowledge_base!r} no longer exists: nothing was "
-                                            "saved. Tell the person.")
+            return error_body("BASE_NOT_FOUND", f"The knowledge base {grant.knowledge_base!r} no longer exists: nothing "
+                                                "was saved. Tell the person.")
         done = knowledge.save(self.saves, base, by=turn.deployment.name, conversation=turn.conversation,
-                              title=args.get("title"), text=args.get("text"), confirm=tool.confirm,
+                              title=args.get("title"), text=args.get("text"), confirm=grant.save == "ask",
                               maker=turn.actor.key_id)
         if done.draft is not None:
             turn.drafts.append(done.draft.to_dict())
@@ -519,10 +513,6 @@ class Gateway:
 
 def _text(value: Any) -> str | None:
     return value.strip() if isinstance(value, str) and value.strip() else None
-
-
-def _error(code: str, message: str) -> dict[str, Any]:
-    return {"error": {"code": code, "message": message}}
 
 
 def _with_ids(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:

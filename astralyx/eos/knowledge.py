@@ -13,9 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import AstralyxError
+from ..errors import AstralyxError, error_body
 from ..metis.saves import Draft, ModelSave, Saves
 from ..metis.search import MAX_RESULTS, Search
+from .tools import SEARCH
 
 if TYPE_CHECKING:
     from ..auth.actor import Actor
@@ -50,25 +51,20 @@ DRAFT_LIMIT_NOTE = (
 )
 
 
-def error(code: str, message: str, **details: Any) -> dict[str, Any]:
-    body: dict[str, Any] = {"code": code, "message": message}
-    if details:
-        body["details"] = details
-    return {"error": body}
-
-
 def search(searcher: Search, reader: Actor, base: str, query: Any, *, max_results: int = MAX_RESULTS,
-           as_of: str | None = None) -> dict[str, Any]:
-    """The passages of `base` for `query` as a model gets them (searched as `reader`), with what to do with them."""
+           as_of: str | None = None, tool: str = SEARCH) -> dict[str, Any]:
+    """The passages of `base` for `query` as a model gets them (searched as `reader`), with what to do with them.
+    A query missing is the model's to fix: the answer says how to call `tool` (its name as the model sees it) again."""
     if not isinstance(query, str) or not query.strip():
-        return error("INVALID_ARGUMENTS", "query is missing: give the words or question to search for")
+        return error_body("INVALID_ARGUMENTS", f'query is missing: call {tool} again with {{"query": "..."}}, the words '
+                                               "or question to search for")
     try:
         found = searcher.search(reader, base, query.strip(), max_results=max_results, as_of=as_of)
     except AstralyxError as e:
-        return {"knowledge_base": base, **error(e.code, e.message, **e.details), "note": FAILED_NOTE.format(base=base)}
+        return {"knowledge_base": base, **e.to_dict(), "note": FAILED_NOTE.format(base=base)}
     except Exception as e:  # a base's index may fail in ways of its own: the model answers without it
         log.exception("search_knowledge on %s failed", base)
-        return {"knowledge_base": base, **error("SEARCH_FAILED", f"The search failed on the server ({type(e).__name__})"),
+        return {"knowledge_base": base, **error_body("SEARCH_FAILED", f"The search failed on the server ({type(e).__name__})"),
                 "note": FAILED_NOTE.format(base=base)}
     result = {"knowledge_base": found.get("knowledge_base", base), "mode": found.get("mode"),
               "results": found.get("results") or []}
@@ -174,9 +170,9 @@ def save(saves: Saves, base: KnowledgeBase, *, by: str, conversation: str | None
         done = saves.save_now(base, by, conversation, title, text)
     except AstralyxError as e:
         note = {"SAVE_LIMIT": LIMIT_NOTE, "DRAFT_LIMIT": DRAFT_LIMIT_NOTE}.get(e.code, "Nothing was saved.")
-        return Saved({**error(e.code, e.message), "note": note})
+        return Saved({**error_body(e.code, e.message), "note": note})
     except Exception as e:  # a disk that refuses the file: the model is told, the chat goes on
         log.exception("save_to_knowledge on %s failed", base.name)
-        return Saved({**error("SAVE_FAILED", f"The note could not be written on the server ({type(e).__name__})"),
+        return Saved({**error_body("SAVE_FAILED", f"The note could not be written on the server ({type(e).__name__})"),
                       "note": "Nothing was saved. Tell the person."})
     return Saved(saved_answer(done), save=done)

@@ -9,6 +9,9 @@
 `confirm` is true by default (ask before saving) and only written when false. The first tool of
 each kind is called `search_knowledge` / `save_to_knowledge`; the next ones get the base's name
 (`search_journal`, `save_to_journal`), or the `name` given.
+
+What a tool lets its callers do is said once, in `offers` (the chat gateway and MCP both ask it): anyone who
+may call the deployment can have its model search the base, as a reader of the deployment's workspace.
 """
 
 from __future__ import annotations
@@ -20,7 +23,9 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..errors import Invalid
+from ..auth.actor import Actor
+from ..auth.roles import DEPLOYMENTS_CALL
+from ..errors import Invalid, describe
 
 SEARCH: Final = "search_knowledge"
 SAVE: Final = "save_to_knowledge"
@@ -29,6 +34,7 @@ PREFIX = {SEARCH: "search_", SAVE: "save_to_"}
 # What OpenAI-compatible servers accept as a function name.
 FUNCTION_NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 MAX_DESCRIPTION = 1024
+SaveMode = Literal["ask", "on_its_own"]  # how a save goes: a draft the person decides on, or saved at once
 
 
 class ToolSpec(BaseModel):
@@ -134,12 +140,8 @@ def parse(raw: Any) -> list[ToolSpec]:
         try:
             specs.append(ToolSpec.model_validate(item))
         except ValidationError as e:
-            parts = []
-            for err in e.errors():
-                loc = ".".join(str(p) for p in err["loc"])
-                parts.append(f"{loc}: {err['msg']}" if loc else err["msg"])
             raise Invalid(
-                f"spec.tools[{i}] is not valid: " + "; ".join(parts)
+                f"spec.tools[{i}] is not valid: " + describe(e)
                 + ' (a built-in tool is {"builtin": "search_knowledge" or "save_to_knowledge", "knowledge_base": "..."})',
                 code="INVALID_TOOLS",
             ) from None
@@ -175,6 +177,43 @@ def resolve(specs: list[ToolSpec]) -> list[BuiltinTool]:
 
 def builtin_tools(raw: Any) -> list[BuiltinTool]:
     return resolve(parse(raw))
+
+
+@dataclass(frozen=True)
+class ToolGrant:
+    """What a deployment's built-in tool lets anyone who may call the deployment do with its base.
+
+    The tool is what grants it (the tools doc: "anyone who may call the deployment can have its model search the
+    base", even without knowledge-bases:read; said again where tools are added, `readable_warning`): a search runs
+    as a reader of the deployment's workspace, not as the caller; a save saves as the tool says (`confirm`).
+    """
+
+    tool: BuiltinTool
+    workspace: str  # the deployment's, where the base is
+
+    @property
+    def knowledge_base(self) -> str:
+        return self.tool.knowledge_base
+
+    @property
+    def reader(self) -> Actor | None:
+        """Whom a search through the tool runs as; None: the tool does not search."""
+        return Actor.of(self.workspace, "viewer") if self.tool.builtin == SEARCH else None
+
+    @property
+    def save(self) -> SaveMode | None:
+        """How a save through the tool goes; None: the tool does not save."""
+        if self.tool.builtin != SAVE:
+            return None
+        return "on_its_own" if self.tool.saves_on_its_own else "ask"
+
+
+def offers(deployment: Any, actor: Actor) -> list[ToolGrant]:
+    """What a deployment's built-in tools grant `actor`, its caller: nothing to one who may not call deployments,
+    nor through an embedding deployment (which takes no tools)."""
+    if deployment.spec.kind != "chat" or not actor.can(DEPLOYMENTS_CALL):
+        return []
+    return [ToolGrant(tool, deployment.workspace) for tool in builtin_tools(deployment.spec.tools)]
 
 
 def validate(workspace: str, kind: str, raw: Any, base_exists: Callable[[str, str], bool]) -> list[dict[str, Any]]:

@@ -15,6 +15,8 @@ import socket
 import unicodedata
 from urllib.parse import urlsplit
 
+from pydantic import JsonValue
+
 from ..errors import Forbidden, Invalid
 
 MAX_URL = 2048
@@ -28,6 +30,15 @@ METADATA_HOSTS = frozenset({
 METADATA_ADDRESSES = frozenset({ipaddress.ip_address("100.100.100.200"), ipaddress.ip_address("fd00:ec2::254")})
 
 EXAMPLE = "e.g. http://127.0.0.1:11434/v1"
+
+# What the API's document says of such a URL (a field's json_schema_extra). It is told, not enforced by the
+# model: check_upstream_url enforces it, in words. The names and paths it describes are a subset of the taken
+# ones (no IPv6 literal, no percent-encoding), so that a URL the document allows is always taken.
+_LABEL = "[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+URL_SCHEMA: dict[str, JsonValue] = {
+    "format": "uri", "maxLength": MAX_URL,
+    "pattern": rf"^[Hh][Tt][Tt][Pp][Ss]?://{_LABEL}(?:\.{_LABEL}){{0,3}}(?::[1-9][0-9]{{0,3}})?(?:/[A-Za-z0-9._~/-]{{0,200}})?$",
+}
 
 
 def _bad(why: str) -> Invalid:

@@ -19,7 +19,7 @@ from mcp.server.auth.provider import AccessToken
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.types import Receive, Scope, Send
 
-from ..errors import AstralyxError
+from ..errors import AstralyxError, Unauthorized, Unavailable
 from .server import ACTOR_SCOPE_KEY, BASES_SCOPE_KEY, AstralyxMcp
 
 if TYPE_CHECKING:
@@ -48,17 +48,17 @@ class McpHttp:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers") or []}
         scheme, _, token = headers.get("authorization", "").partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
-            await _answer(send, 401, "UNAUTHORIZED", "Missing API key: send the header 'Authorization: Bearer <key>' "
-                                                     "(a key comes from `astra keys create`, or <home>/admin.key)")
+            await _answer(send, Unauthorized("Missing API key: send the header 'Authorization: Bearer <key>' "
+                                             "(a key comes from `astra keys create`, or <home>/admin.key)", code="UNAUTHORIZED"))
             return
         try:
             actor = await anyio.to_thread.run_sync(self.core.keys.authenticate, token.strip())
         except AstralyxError as e:
-            await _answer(send, e.status, e.code, e.message)
+            await _answer(send, e)
             return
         if self.manager is None:
-            await _answer(send, 503, "MCP_NOT_RUNNING", "MCP sessions run while the server runs: serve the app with "
-                                                        "`astra serve` (in tests, use TestClient as a context manager)")
+            await _answer(send, Unavailable("MCP sessions run while the server runs: serve the app with `astra serve` "
+                                            "(in tests, use TestClient as a context manager)", code="MCP_NOT_RUNNING"))
             return
         bases = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("base") or None
         user = AuthenticatedUser(AccessToken(token="", client_id=actor.key_id or "local", scopes=[]))
@@ -66,8 +66,8 @@ class McpHttp:
         await self.manager.handle_request(scope, receive, send)
 
 
-async def _answer(send: Send, status: int, code: str, message: str) -> None:
-    body = json.dumps({"error": {"code": code, "message": message}}).encode()
+async def _answer(send: Send, error: AstralyxError) -> None:
+    status, body = error.status, json.dumps(error.to_dict()).encode()
     headers: list[tuple[bytes, Any]] = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     if status == 401:
         headers.append((b"www-authenticate", b'Bearer realm="astralyx"'))

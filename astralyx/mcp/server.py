@@ -33,7 +33,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 from .. import __version__
 from ..auth.actor import Actor
 from ..eos import knowledge
-from ..errors import AstralyxError, Invalid
+from ..errors import AstralyxError, Invalid, describe, error_body
 from ..metis.saves import check_note
 from ..metis.search import MAX_RESULTS
 from . import tools as mcp_tools
@@ -389,8 +389,8 @@ class AstralyxMcp:
         tool = TOOLS.get(params.name)
         arguments = params.arguments or {}
         if tool is None:
-            outcome: dict[str, Any] = _error("UNKNOWN_TOOL", f"There is no tool named {params.name!r}: the tools are "
-                                                             + ", ".join(TOOLS))
+            outcome: dict[str, Any] = error_body("UNKNOWN_TOOL", f"There is no tool named {params.name!r}: the tools are "
+                                                                 + ", ".join(TOOLS))
         else:
             try:
                 args = tool.args.model_validate(arguments)
@@ -398,12 +398,12 @@ class AstralyxMcp:
             except NeedInput as need:
                 return need.result
             except ValidationError as e:
-                outcome = _error("INVALID_ARGUMENTS", _invalid(tool.name, e))
+                outcome = error_body("INVALID_ARGUMENTS", f"The arguments of {tool.name} are not valid: {describe(e)}")
             except AstralyxError as e:
                 outcome = e.to_dict()
             except Exception as e:  # a failure of ours: the model is told, the log says what
                 log.exception("MCP tool %s failed", params.name)
-                outcome = _error("INTERNAL", f"The tool failed on the server ({type(e).__name__}); its log says what")
+                outcome = error_body("INTERNAL", f"The tool failed on the server ({type(e).__name__}); its log says what")
         base = outcome.get("knowledge_base") if isinstance(outcome.get("knowledge_base"), str) else (
             arguments.get("base") or arguments.get("memory"))
         receipt = await anyio.to_thread.run_sync(lambda: self.core.receipts.issue(
@@ -593,17 +593,5 @@ def _resource_error(message: str) -> Exception:
     return MCPError(types.INVALID_PARAMS, message)
 
 
-def _error(code: str, message: str) -> dict[str, Any]:
-    return {"error": {"code": code, "message": message}}
-
-
 def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
-
-
-def _invalid(tool: str, e: ValidationError) -> str:
-    parts = []
-    for err in e.errors():
-        loc = ".".join(str(p) for p in err["loc"])
-        parts.append(f"{loc}: {err['msg']}" if loc else err["msg"])
-    return f"The arguments of {tool} are not valid: " + "; ".join(parts)

@@ -3,8 +3,8 @@
 No SDK here (server.py is the shell). What a key may see and do is the API's rule, said once:
 
 - search_knowledge: a base the key may read (knowledge-bases:read), or one a chat deployment the key
-  may call searches with its built-in tool (the tools doc: "anyone who may call the deployment can have
-  its model search the base"), searched then as the deployment would, as a reader of the workspace;
+  may call searches with its built-in tool, searched then as that tool grants it (eos/tools.py, `offers`:
+  the rule the chat gateway follows too);
 - save_to_knowledge: a base the key may write to (knowledge-bases:write-content), asking first unless
   the base's spec says `"mcp": {"save": "on_its_own"}`; or through a deployment's save tool, as that
   tool saves (its `confirm`);
@@ -21,19 +21,17 @@ from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlencode
 
 from ..auth.actor import Actor
-from ..auth.roles import DEPLOYMENTS_CALL, DEPLOYMENTS_READ, READ, WRITE_CONTENT
+from ..auth.roles import DEPLOYMENTS_READ, READ, WRITE_CONTENT
 from ..eos import knowledge
 from ..eos import tools as tool_specs
+from ..eos.tools import SaveMode
 from ..errors import Forbidden, Invalid, NotFound
 from ..metis.bases import KnowledgeBase
 from ..metis.memory.facts import FactIn
-from ..metis.memory.timeline import norm_name
 from ..metis.search import MAX_RESULTS
 
 if TYPE_CHECKING:
     from ..core import Astralyx
-
-SaveMode = Literal["ask", "on_its_own"]
 
 
 @dataclass(frozen=True)
@@ -79,23 +77,19 @@ class McpTools:
         if actor.can(READ):
             for base in core.bases.list(actor):
                 found[base.name] = Offer(base, actor, base_save_mode(base) if actor.can(WRITE_CONTENT) else None)
-        if actor.can(DEPLOYMENTS_CALL) and actor.can(DEPLOYMENTS_READ):
+        if actor.can(DEPLOYMENTS_READ):
             for dep in core.deployments.list(actor):
-                if dep.spec.kind != "chat":
-                    continue
-                for tool in tool_specs.builtin_tools(dep.spec.tools):
-                    given = core.bases.find(actor.workspace, tool.knowledge_base)
+                for grant in tool_specs.offers(dep, actor):  # what its tools let a caller do, as the gateway does
+                    given = core.bases.find(dep.workspace, grant.knowledge_base)
                     if given is None:
                         continue
-                    base = given
-                    offer = found.get(base.name) or Offer(base)
-                    if tool.builtin == tool_specs.SEARCH and offer.reader is None:
-                        offer = replace(offer, reader=Actor.of(actor.workspace, "viewer"))
-                    elif tool.builtin == tool_specs.SAVE and not actor.can(WRITE_CONTENT):
-                        mode: SaveMode = "on_its_own" if tool.saves_on_its_own else "ask"
+                    offer = found.get(given.name) or Offer(given)
+                    if grant.reader is not None and offer.reader is None:
+                        offer = replace(offer, reader=grant.reader)
+                    elif grant.save is not None and not actor.can(WRITE_CONTENT):
                         # Two deployments that save differently: the careful one wins.
-                        offer = replace(offer, save="ask" if "ask" in (offer.save, mode) else mode)
-                    found[base.name] = offer
+                        offer = replace(offer, save="ask" if "ask" in (offer.save, grant.save) else grant.save)
+                    found[given.name] = offer
         return [found[n] for n in sorted(found) if caller.bases is None or n in caller.bases]
 
     def offer(self, caller: Caller, name: str | None, need: Literal["search", "save"]) -> Offer:
@@ -187,22 +181,8 @@ class McpTools:
     def recall(self, caller: Caller, memory: str | None = None, subject: str | None = None,
                attribute: str | None = None, as_of: str | None = None, history: bool = False) -> dict[str, Any]:
         name = self.memory(caller, memory, READ)
-        answer = self.core.memory.list(caller.actor, name, history=history, as_of=as_of)
-        if subject or attribute:
-            groups = []
-            for group in answer["subjects"]:
-                if subject and norm_name(group["subject"]) != norm_name(subject):
-                    continue
-                facts = [f for f in group["facts"] if not attribute or norm_name(f["attribute"]) == norm_name(attribute)]
-                if facts:
-                    groups.append({**group, "facts": facts})
-            answer = {**answer, "subjects": groups, "count": sum(len(g["facts"]) for g in groups)}
-            if history:
-                answer["history_count"] = sum(len(f.get("replaced") or []) for g in groups for f in g["facts"])
-            if subject:
-                answer["subject"] = subject
-            if attribute:
-                answer["attribute"] = attribute
+        answer = self.core.memory.list(caller.actor, name, history=history, as_of=as_of, subject=subject,
+                                       attribute=attribute)
         if not answer["subjects"]:
             answer["note"] = ("Nothing is known about this in the memory" + (f" as of {as_of}" if as_of else "")
                               + ": say so, and do not make an answer up.")

@@ -5,10 +5,10 @@ from __future__ import annotations
 import builtins
 import json
 import shutil
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
@@ -16,10 +16,14 @@ from ..auth.actor import Actor
 from ..auth.roles import MANAGE_BASES, READ
 from ..engines import Database, Row
 from ..eos.deployments import Deployments
-from ..errors import Conflict, Forbidden, Invalid, NotFound, validation_message
+from ..errors import Conflict, Forbidden, Invalid, NotFound, describe
 from ..util import NAME_RE, check_name, iso, new_id
 from .roots import SourceRoots
-from .sources import Rule, check_patterns
+from .sources import MAX_PATTERN, MAX_PATTERNS, Rule, check_patterns
+
+# What the document can say of a glob (check_patterns says the rest: no `..` segment): 1 to 500 characters,
+# something besides spaces, no control character or backslash.
+Pattern = Annotated[str, Field(min_length=1, max_length=MAX_PATTERN, pattern=r"^[^\\\x00-\x1f]*[^\s\\\x00-\x1f][^\\\x00-\x1f]*$")]
 
 # The embedding deployment every new workspace gets (core.py), and so a new base's when its request
 # does not say (KnowledgeBases.default_embedding).
@@ -34,18 +38,23 @@ class DeploymentRef(BaseModel):
 class Source(BaseModel):
     model_config = ConfigDict(extra="forbid")
     folder: str = Field(description="A folder on the server's machine, synced into the base")
-    include: list[str] | None = Field(
-        default=None, description="Globs of the files to index (relative to the folder: *.md, guide/**); none: all"
+    include: list[Pattern] | None = Field(
+        default=None, max_length=MAX_PATTERNS,
+        description="Globs of the files to index (relative to the folder: *.md, guide/**); none: all",
     )
-    exclude: list[str] | None = Field(
-        default=None, description="Globs of files or folders to leave out (drafts/**, print.html), besides the "
-        "default excludes: hidden names, version control, node_modules, build output, licence files, backups",
+    exclude: list[Pattern] | None = Field(
+        default=None, max_length=MAX_PATTERNS,
+        description="Globs of files or folders to leave out (drafts/**, print.html), besides the default excludes: "
+        "hidden names, version control, node_modules, build output, licence files, backups",
     )
 
-    @field_validator("include", "exclude")
+    @field_validator("include", "exclude", mode="before")
     @classmethod
-    def _patterns(cls, v: list[str] | None, info: ValidationInfo) -> list[str] | None:
-        return check_patterns(v, str(info.field_name))
+    def _patterns(cls, v: Any, info: ValidationInfo) -> Any:
+        # Before the schema's own constraints, so that a bad glob is told in words, not as a regex.
+        if isinstance(v, list) and all(isinstance(p, str) for p in v):
+            return check_patterns(v, str(info.field_name))
+        return v
 
     def rule(self) -> Rule:
         """Which of the folder's files are indexed (sources.py)."""
@@ -114,6 +123,54 @@ def new_base(
     return {"metadata": {"name": name.strip()}, "spec": spec}
 
 
+def edited_spec(
+    spec: Mapping[str, Any], *, embedding: str | None = None, no_embedding: bool = False, extractor: str | None = None,
+    no_extractor: bool = False, sources: Sequence[Mapping[str, Any]] | None = None, mcp_save: str | None = None,
+) -> dict[str, Any]:
+    """A base's spec (as the API shows it) with a shell's changes (the CLI's options, the console's settings form),
+    as PUT …/knowledge-bases/<b> takes it; what is left is checked where every update is, in `KnowledgeBases.update`.
+
+    A deployment named is set, `no_embedding`/`no_extractor` remove it. `sources`, when given, become the base's
+    folders: each {"folder", "include"?, "exclude"?}; a folder the base had keeps the patterns these leave out,
+    given ones replace them (blank ones dropped: none left, that rule goes). Blank folders are no folder.
+    """
+    out: dict[str, Any] = json.loads(json.dumps(spec))  # a copy: the caller's `before` stays as it was
+    for role, deployment, off in (("embedding", embedding, no_embedding), ("extractor", extractor, no_extractor)):
+        if deployment and deployment.strip():
+            out[role] = {"deployment": deployment.strip()}
+        elif off:
+            out.pop(role, None)
+    if sources is not None:
+        had = {s["folder"]: s for s in out.get("sources") or []}
+        out["sources"] = []
+        for given in sources:
+            folder = str(given.get("folder") or "").strip()
+            if not folder:
+                continue
+            source = dict(had.get(folder) or {}, folder=folder)
+            for key in ("include", "exclude"):
+                if given.get(key) is not None:
+                    patterns = [p for p in given[key] if p.strip()]
+                    if patterns:
+                        source[key] = patterns
+                    else:
+                        source.pop(key, None)
+            out["sources"].append(source)
+    if mcp_save:
+        out["mcp"] = {"save": mcp_save}
+    return out
+
+
+def resync_notice(before: Mapping[str, Any], after: Mapping[str, Any]) -> str | None:
+    """What the next sync does because a base's spec changed from `before` to `after` (both as the API shows a
+    spec), said after an update by the CLI and the console; None when it does nothing new."""
+    if after.get("embedding") and after.get("embedding") != before.get("embedding"):
+        return "the next sync embeds every passage again"
+    if after.get("sources") and after.get("sources") != before.get("sources"):
+        return "the next sync indexes what the folders hold now"
+    return None
+
+
 @dataclass
 class EmbeddingChoice:
     """How a new base's embedding was chosen: `given` by its request (a deployment, or null), or the
@@ -154,7 +211,7 @@ def parse_request(data: Any) -> BaseRequest:
     try:
         return BaseRequest.model_validate(data)
     except ValidationError as e:
-        raise Invalid(validation_message("knowledge base", e), code="INVALID_SPEC") from None
+        raise Invalid(describe(e, "knowledge base"), code="INVALID_SPEC") from None
 
 
 class KnowledgeBases:

@@ -10,6 +10,12 @@ answered as numbered, cited passages within a budget.
 A passage that other documents of the base hold too (the same text) is indexed once and answered
 with its first document and `"also_in": N`, the number of the others.
 
+After fusion, what the question names moves passages up (cues.py): the person it asks about (a fact's
+subject, a chat line's speaker) and the period (a fact said then, a passage dated then); its question
+words are not searched by keywords. Notes numbered in a row (a chat saved turn by turn) are read in
+context: a note near other notes found moves up, and the answer shows a short one with the notes just
+before and after it (two on each side, while the budget allows).
+
 A base without an embedding deployment (or whose vectors are not made yet) searches by
 keywords alone and says so in `mode`. Re-ranking hooks by document kind
 (`rerankers["memory"]`) reorder or filter the hits of that kind, e.g. current facts first.
@@ -18,6 +24,7 @@ keywords alone and says so in `mode`. Re-ranking hooks by document kind
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
 from collections import OrderedDict
@@ -30,8 +37,10 @@ from ..auth.actor import Actor
 from ..auth.roles import READ
 from ..errors import Invalid
 from .bases import KnowledgeBase, KnowledgeBases
+from .cues import Cues, cues, dated_in, names_match, speaker
 from .index import Index
-from .index.store import BaseIndex, Row
+from .index.passages import Row
+from .index.protocol import IndexStore
 
 if TYPE_CHECKING:
     import numpy as np
@@ -42,6 +51,18 @@ RRF_K = 60
 MAX_RESULTS = 8
 BUDGET_CHARS = 6000  # all passages' text together
 CANDIDATES = 50  # taken from each ranking before fusion
+# After fusion, in RRF units (a first place in one ranking is 1/61): a passage by or about a person the
+# question names, and one said or dated in the period it asks about, move up (cues.py). Measured on
+# LoCoMo's dev half (bench/locomo_search.py).
+NAME_BONUS = 1.0 / (RRF_K + 1)
+DATE_BONUS = 1.0 / (RRF_K + 1)
+# Notes numbered in a row (a chat saved turn by turn: turn-7.md, turn-8.md) are read in context: a note
+# gets this share of the fused score of the notes numbered one before and one after it, when they are found.
+NEIGHBOURED = frozenset({"notes", "saved"})
+NEIGHBOUR_SHARE = 0.5
+CONTEXT_CHARS = 400  # a numbered note this short is shown with its neighbours (search_in)
+CONTEXT_NOTES = 2  # how many on each side (the nearest of every hit first), while the budget allows
+_NUMBERED = re.compile(r"^(.*?)(\d+)(\.\w+)?$")
 MAX_QUERY_CHARS = 2000
 MIN_TAIL = 200  # a passage cut to fit the budget keeps at least this much, else it is left out
 QUERY_CACHE_SECONDS = 60.0  # a repeated query within this time reuses its embedding
@@ -118,7 +139,64 @@ class Search:
             raise Invalid("max_results is a whole number from 1 to 8", code="INVALID_QUERY")
         limit = min(max_results, MAX_RESULTS)
         mode, hits = self.hits(base, query, limit=max(CANDIDATES, limit), as_of=as_of, answer=limit)
-        return {"knowledge_base": base.name, "mode": mode, "results": passages(hits, limit)}
+        return {"knowledge_base": base.name, "mode": mode, "results": passages(self._in_context(base, hits, limit), limit)}
+
+    def _in_context(self, base: KnowledgeBase, found: list[Hit], limit: int) -> list[Hit]:
+        """The first `limit` hits, a short note numbered in a row (a chat saved turn by turn) shown with the notes
+        numbered just before and after it, two on each side (what was asked, what was answered): a hit next to
+        one shown before it is not shown again, its place goes to the next. The neighbours are read from their
+        files, as the index reads them, while the answer stays within its budget."""
+        hits: list[Hit] = []
+        nearby: set[str] = set()
+        for hit in found:
+            if len(hits) == limit:
+                break
+            if hit.key in nearby:
+                continue
+            hits.append(hit)
+            m = self._numbered(hit)
+            if m is not None:
+                nearby.update(_neighbour(m, n) for n in (int(m[2]) - 1, int(m[2]) + 1))
+        shown = {h.key for h in hits}
+        said = {h.text for h in hits}  # a line said again elsewhere ("Thanks!") is shown once
+        room = BUDGET_CHARS - sum(len(h.text) for h in hits)
+        numbered = [(hit, m) for hit in hits if (m := self._numbered(hit)) is not None]
+        around: dict[int, dict[int, str]] = {id(hit): {} for hit, _ in numbered}
+        for distance in range(1, CONTEXT_NOTES + 1):  # the nearest of every hit first, while there is room
+            for hit, m in numbered:
+                at, mine = int(m[2]), around[id(hit)]
+                for n in (at - distance, at + distance):
+                    if distance > 1 and n + (1 if n < at else -1) not in mine:
+                        continue  # a gap: the context is a stretch of the conversation
+                    key = _neighbour(m, n)
+                    text = None if key in shown or n < 0 else self._short_note(base, key)
+                    if text is not None and text not in said and len(text) + 1 <= room:
+                        room -= len(text) + 1
+                        said.add(text)
+                        mine[n] = text
+        for hit, m in numbered:
+            mine = around[id(hit)]
+            if mine:
+                mine[int(m[2])] = hit.text
+                hit.text = "\n".join(mine[n] for n in sorted(mine))
+        return hits
+
+    @staticmethod
+    def _numbered(hit: Hit) -> re.Match[str] | None:
+        """A short note whose name ends in a number: read in context."""
+        return _NUMBERED.match(hit.key) if hit.kind in NEIGHBOURED and len(hit.text) <= CONTEXT_CHARS else None
+
+    def _short_note(self, base: KnowledgeBase, key: str) -> str | None:
+        """The text of a note of one short passage (key: its path in the base's folder), or None."""
+        reader = self.index.reader_for(key)
+        try:
+            data = (base.folder / key).read_bytes()
+        except OSError:  # no such note (or it just went): no context
+            return None
+        document = reader(base, key, data) if reader is not None else None
+        if document is None or len(document.chunks) != 1 or len(document.chunks[0].text) > CONTEXT_CHARS:
+            return None
+        return document.chunks[0].text
 
     def hits(
         self, base: KnowledgeBase, query: str, limit: int = CANDIDATES, as_of: str | None = None, mode: str | None = None,
@@ -132,13 +210,17 @@ class Search:
             return self._hits(base, store, query, limit, as_of, mode, answer)
 
     def _hits(
-        self, base: KnowledgeBase, store: BaseIndex, query: str, limit: int, as_of: str | None, mode: str | None,
+        self, base: KnowledgeBase, store: IndexStore, query: str, limit: int, as_of: str | None, mode: str | None,
         answer: int | None,
     ) -> tuple[str, list[Hit]]:
         depth = max(limit, CANDIDATES)
         vector_ids: list[int] = []
         used = "keywords"
-        keywords = None if mode == "vectors" else _keywords_pool.submit(store.keyword_ids, query, depth, self.index.exact)
+        cue = cues(query)
+        # In a memory, whom a question names is each fact's subject (its bonus, below): the keywords search the
+        # topic, not the name every fact of that person holds. Elsewhere a name may be the topic itself.
+        words = cue.topic_query if base.kind == "memory" else cue.keyword_query
+        keywords = None if mode == "vectors" else _keywords_pool.submit(store.keyword_ids, words, depth, self.index.exact)
         if mode != "keywords":
             vector = self._query_vector(base, store, query)
             if vector is not None:
@@ -149,19 +231,20 @@ class Search:
             used = "vectors"
         k_rank = {cid: i for i, cid in enumerate(keyword_ids, start=1)}
         v_rank = {cid: i for i, cid in enumerate(vector_ids, start=1)}
-        # Only the best `limit` of the fused candidates count (hooks re-rank within them); rows
-        # are read for the ones answered, or for all when a hook re-ranks a kind among them.
+        # Only the best `limit` of the fused candidates count (the cues and hooks re-rank within them); rows
+        # are read for the ones answered, or for all when a cue or a hook re-ranks among them.
         fused = rrf([r for r in (keyword_ids, vector_ids) if r])[:limit]
-        if answer is not None and answer < len(fused):
+        if answer is not None and answer < len(fused) and not cue.any:
             kinds = store.kinds([cid for cid, _ in fused])
-            if not any(kind in self.rerankers for kind in kinds.values()):
+            if not any(kind in self.rerankers or kind in NEIGHBOURED for kind in kinds.values()):
                 fused = [(cid, score) for cid, score in fused if cid in kinds][:answer]
         rows = store.rows([cid for cid, _ in fused])
         hits = [Hit.of(rows[cid], score, k_rank.get(cid), v_rank.get(cid)) for cid, score in fused if cid in rows]
+        hits = boost(hits, cue, NEIGHBOUR_SHARE)
         hits = self._rerank(base, hits, as_of, query)
         return used, hits[:limit]
 
-    def _query_vector(self, base: KnowledgeBase, store: BaseIndex, query: str) -> np.ndarray | None:
+    def _query_vector(self, base: KnowledgeBase, store: IndexStore, query: str) -> np.ndarray | None:
         if base.spec.embedding is None:
             return None
         if not store.dimensions:
@@ -209,6 +292,38 @@ class Search:
             merged.extend(ranked)
             hits = merged
         return hits
+
+
+def _neighbour(m: re.Match[str], n: int) -> str:
+    """The path of the note numbered n beside a numbered one (turn-07.md's are turn-06.md and turn-08.md)."""
+    width = len(m[2]) if m[2].startswith("0") else 0
+    return f"{m[1]}{n:0{width}d}{m[3] or ''}"
+
+
+def boost(hits: list[Hit], cue: Cues, neighbour_share: float = 0.0) -> list[Hit]:
+    """The fused hits again, a passage by or about a person the question names and one said or dated in the
+    period it asks about moved up by their bonus, a numbered note by a share of its found neighbours' scores
+    (ties keep the fused order)."""
+    numbered: dict[tuple[str, int], Hit] = {}
+    if neighbour_share:
+        for hit in hits:
+            # Short notes only, as in the answer's context: turns of a chat, not numbered chapters or rules.
+            m = _NUMBERED.match(hit.key) if hit.kind in NEIGHBOURED and len(hit.text) <= CONTEXT_CHARS else None
+            if m:
+                numbered.setdefault((m[1], int(m[2])), hit)
+    if not cue.any and len(numbered) < 2:
+        return hits
+    fused = {id(h): h.score for h in hits}
+    for (stem, n), hit in numbered.items():
+        for other in (numbered.get((stem, n - 1)), numbered.get((stem, n + 1))):
+            if other is not None:
+                hit.score += neighbour_share * fused[id(other)]
+    for hit in hits:
+        if cue.names and names_match(speaker(hit), cue.names):
+            hit.score += NAME_BONUS
+        if cue.period is not None and dated_in(hit, cue.period):
+            hit.score += DATE_BONUS
+    return sorted(hits, key=lambda h: -h.score)
 
 
 def passages(hits: list[Hit], limit: int = MAX_RESULTS, budget: int = BUDGET_CHARS) -> list[dict[str, Any]]:

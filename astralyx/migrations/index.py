@@ -49,11 +49,41 @@ CREATE INDEX IF NOT EXISTS documents_by_origin ON documents(origin, label);
 """
 
 
-
 def _passage_copies(conn: Any) -> None:
-    from ..metis.index.store import add_passage_copies  # it fingerprints passages as the store does
+    """Schema step 3: identical passages indexed once. chunks.fingerprint (metis/index/passages.py's fingerprint();
+    NULL: never merged) and chunks.copy_of (NULL: the copy that is searched and answered; else the chunk answered
+    for it; a copy has no row in chunks_fts or chunks_vec). Chunks of an index.db made before get their
+    fingerprints here; copies among them leave the search tables (the sidecars see new generations)."""
+    from ..metis.index.passages import fingerprint  # passages fingerprinted as the stores do (when the step runs)
 
-    add_passage_copies(conn)
+    if "copy_of" in {r[1] for r in conn.execute("PRAGMA table_info(chunks)")}:
+        return
+    conn.execute("ALTER TABLE chunks ADD COLUMN fingerprint TEXT")
+    conn.execute("ALTER TABLE chunks ADD COLUMN copy_of INTEGER")
+    conn.execute("CREATE INDEX IF NOT EXISTS chunks_fingerprint ON chunks(fingerprint) WHERE fingerprint IS NOT NULL")
+    conn.execute("CREATE INDEX IF NOT EXISTS chunks_copies ON chunks(copy_of) WHERE copy_of IS NOT NULL")
+    has_vec = conn.execute("SELECT 1 FROM sqlite_master WHERE name='chunks_vec'").fetchone() is not None
+    first: dict[str, int] = {}
+    moved = False
+    rows = conn.execute("SELECT c.id, d.kind, c.text FROM chunks c JOIN documents d ON d.id = c.doc_id ORDER BY c.id")
+    for cid, kind, text in rows.fetchall():
+        fp = fingerprint(kind, text)
+        if fp is None:
+            continue
+        answered = first.setdefault(fp, cid)
+        copy_of = None if answered == cid else answered
+        conn.execute("UPDATE chunks SET fingerprint=?, copy_of=? WHERE id=?", (fp, copy_of, cid))
+        if copy_of is not None:
+            conn.execute("DELETE FROM chunks_fts WHERE rowid=?", (cid,))
+            if has_vec:
+                conn.execute("DELETE FROM chunks_vec WHERE rowid=?", (cid,))
+            moved = True
+    if moved:  # (the step may run before the index's first meta rows are made)
+        for key in ("vectors_generation", "keywords_generation"):
+            conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES (?, '0')", (key,))
+        conn.execute(
+            "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key IN ('vectors_generation', 'keywords_generation')"
+        )
 
 
 STEPS = [

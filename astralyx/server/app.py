@@ -14,7 +14,6 @@ import anyio
 from fastapi import Depends, FastAPI
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
 
 from .. import __version__, links
@@ -22,10 +21,28 @@ from ..core import Astralyx
 from . import errors, openapi
 from .deps import authenticate
 from .limits import BodyLimit, PlainPath
-from .routes import access, bases, chat, deployments, memory, memory_extract, models, notes, receipts, saves, search, sync, tools
+from .routes import (
+    access,
+    bases,
+    chat,
+    deployments,
+    exchange,
+    memory,
+    memory_extract,
+    memory_imports,
+    models,
+    notes,
+    receipts,
+    saves,
+    search,
+    sync,
+    tools,
+)
 
 ROUTERS = [access.router, bases.router, notes.router, deployments.router, memory.router, memory_extract.router, search.router]
 ROUTERS += [sync.router]  # a base's sync jobs
+ROUTERS += [memory_imports.router]  # chat archives imported into a memory
+ROUTERS += [exchange.router]  # a base exported and imported
 ROUTERS += [chat.router, tools.router, saves.router, receipts.router]
 ROUTERS += [models.router, models.library]  # /v1/embeddings, /v1/models; the library at /v1/eos/models
 
@@ -106,8 +123,8 @@ class LazyConsole:
 
 
 async def _mcp_missing(scope: Any, receive: Any, send: Any) -> None:
-    body = {"error": {"code": "MCP_NOT_INSTALLED", "message": "The MCP server needs the mcp SDK: pip install 'astralyx[mcp]'"}}
-    await JSONResponse(body, status_code=501)(scope, receive, send)
+    message = "The MCP server needs the mcp SDK: pip install 'astralyx[mcp]'"
+    await errors.error_response("MCP_NOT_INSTALLED", message)(scope, receive, send)
 
 
 def create_app(core: Astralyx) -> errors.CatchAll:

@@ -13,7 +13,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ..errors import AstralyxError, status_of
+from ..errors import AstralyxError, describe, error_body, problems, status_of
 
 log = logging.getLogger("astralyx")
 
@@ -28,19 +28,10 @@ _HTTP_CODES = {
 }
 
 
-def error_response(status: int, code: str, message: str, headers: dict[str, str] | None = None, **details) -> JSONResponse:
-    body: dict = {"error": {"code": code, "message": message}}
-    if details:
-        body["error"]["details"] = details
-    return JSONResponse(body, status_code=status, headers=headers)
-
-
-def _where(loc: tuple) -> str:
-    """A field's place as one writes it: spec.tools[0].name."""
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else f".{part}" if out else str(part)
-    return out
+def error_response(code: str, message: str, *, status: int | None = None, headers: dict[str, str] | None = None,
+                   **details: Any) -> JSONResponse:
+    """The error shape as an HTTP answer, with the code's status (`status`: Starlette's own, for its errors)."""
+    return JSONResponse(error_body(code, message, details), status_code=status or status_of(code), headers=headers)
 
 
 def _body_model(request: Request) -> type[Any] | None:
@@ -57,9 +48,27 @@ METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
 
 
 def allowed_methods(request: Request) -> list[str]:
-    """Every method the path takes, over all its routes (Starlette's 405 names only the first route's)."""
+    """Every method the path takes, over all its routes (Starlette's 405 names only the first route's).
+
+    As in OpenAPI, a concrete path is matched before a template: /eos/receipts/verify takes POST, even though
+    GET /eos/receipts/{receipt_id} would also take its name as an id."""
+    def takes(routes: list, method: str) -> bool:
+        return any(r.matches({**request.scope, "method": method})[0] == Match.FULL for r in routes)
+
     routes = request.app.router.routes
-    return [m for m in METHODS if any(r.matches({**request.scope, "method": m})[0] == Match.FULL for r in routes)]
+    concrete = [r for r in _flat(routes) if "{" not in getattr(r, "path", "{")]
+    if any(takes(concrete, m) for m in METHODS):
+        routes = concrete
+    return [m for m in METHODS if takes(routes, m)]
+
+
+def _flat(routes: list) -> list:
+    """The routes of included routers too (FastAPI keeps an included router as one route of the app)."""
+    out = []
+    for route in routes:
+        inner = getattr(getattr(route, "original_router", None), "routes", None)
+        out.extend(_flat(inner) if inner is not None else [route])
+    return out
 
 
 def install(app: FastAPI) -> None:
@@ -72,21 +81,20 @@ def install(app: FastAPI) -> None:
     async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
         errors = exc.errors()
         if any(err["type"] == "json_invalid" for err in errors):  # a body FastAPI parsed itself (no content-type)
-            return error_response(400, "INVALID_JSON", "The body is not valid JSON: send a JSON object")
+            return error_response("INVALID_JSON", "The body is not valid JSON: send a JSON object")
         model = _body_model(request)
         ctype = request.headers.get("content-type", "")
         if model is not None and "json" not in ctype and any(err["loc"] == ("body",) for err in errors):
             # FastAPI reads a body as JSON only when it says so: a JSON body sent as form data, or untyped.
-            return error_response(415, "UNSUPPORTED_MEDIA_TYPE", f"The body is JSON: send it with the header "
+            return error_response("UNSUPPORTED_MEDIA_TYPE", f"The body is JSON: send it with the header "
                                   f"'Content-Type: application/json' (it came as {ctype or 'no type'!r})")
         in_body = model is not None and all(err["loc"][:1] == ("body",) for err in errors)
-        problems = [(_where(tuple(err["loc"][1:] if err["loc"][:1] == ("body",) else err["loc"])), err["msg"])
-                    for err in errors]
+        found = problems(errors, under="body")
         if in_body and model is not None:
-            code, message = model.invalid[1], model.describe(problems, exc.body)
+            code, message = model.invalid[1], model.describe(found, exc.body)
         else:
-            code, message = "INVALID", "The request is not valid: " + "; ".join(f"{w or 'body'}: {m}" for w, m in problems)
-        return error_response(status_of(code), code, message)
+            code, message = "INVALID", describe(found, "request", whole="body")
+        return error_response(code, message)
 
     app.add_exception_handler(StarletteHTTPException, http_error)  # type: ignore[arg-type]
     app.add_exception_handler(Exception, unexpected)
@@ -104,7 +112,7 @@ async def http_error(request: Request, exc: StarletteHTTPException) -> JSONRespo
     if exc.status_code == 405:
         headers["Allow"] = ", ".join(allowed_methods(request))
         message = f"{request.url.path} does not take {request.method}: it takes {headers['Allow']}"
-    return error_response(exc.status_code, code, message, headers=headers or None)
+    return error_response(code, message, status=exc.status_code, headers=headers or None)
 
 
 INTERNAL_MESSAGE = "Something went wrong on the server; its log says what"
@@ -116,7 +124,7 @@ async def unexpected(request: Request, exc: Exception) -> JSONResponse:
     if busy is not None:  # a database error the engine did not see go by (the engine turns those it sees)
         return JSONResponse(busy.to_dict(), status_code=busy.status, headers={"Retry-After": str(busy.retry_after)})
     _log(exc, request.method, request.url.path)
-    return error_response(500, "INTERNAL", INTERNAL_MESSAGE)
+    return error_response("INTERNAL", INTERNAL_MESSAGE)
 
 
 def database_busy(exc: BaseException) -> AstralyxError | None:
@@ -174,4 +182,4 @@ class CatchAll:
                 await JSONResponse(busy.to_dict(), status_code=busy.status, headers=headers)(scope, receive, send)
                 return
             _log(exc, scope.get("method"), scope.get("path"))
-            await error_response(500, "INTERNAL", INTERNAL_MESSAGE)(scope, receive, send)
+            await error_response("INTERNAL", INTERNAL_MESSAGE)(scope, receive, send)

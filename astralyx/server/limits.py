@@ -9,7 +9,7 @@ import re
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ..errors import AstralyxError
+from ..errors import AstralyxError, error_body
 from .body import parse_json
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -34,7 +34,7 @@ class PlainPath:
             return
         message = (f"No such address: it holds a control character (U+{ord(found.group()):04X}), and no name or path "
                    "of a base, note, deployment or key has one")
-        await answer(send, 404, {"error": {"code": "NOT_FOUND", "message": message}})
+        await answer(send, 404, error_body("NOT_FOUND", message))
 
 
 class BodyLimit:
@@ -101,7 +101,7 @@ class BodyLimit:
 
 async def _too_large(send: Send, limit: int) -> None:
     message = f"The request body is larger than {limit} bytes: send less at once"
-    await answer(send, 413, {"error": {"code": "TOO_LARGE", "message": message}})
+    await answer(send, 413, error_body("TOO_LARGE", message))
 
 
 async def answer(send: Send, status: int, error: dict) -> None:

@@ -17,6 +17,7 @@ from pydantic_core import PydanticCustomError
 
 from ..eos.deploy import DeployRequest
 from ..eos.deployments import DeploymentSpec
+from ..errors import describe
 from ..metis.bases import BaseRequest, BaseSpec
 from ..metis.memory.facts import DATE_SCHEMA, ONE_LINE, FactIn
 from ..metis.memory.service import MAX_BATCH
@@ -57,7 +58,7 @@ class Body(BaseModel):
     @classmethod
     def describe(cls, problems: list[tuple[str, str]], body: Any) -> str:
         """The message for a body that does not fit: each field (spec.tools[0].name) and what is wrong."""
-        return f"The {cls.invalid[0]} is not valid: " + "; ".join(f"{where or 'body'}: {msg}" for where, msg in problems)
+        return describe(problems, cls.invalid[0], whole="body")
 
 
 def _takes_int(annotation: Any) -> bool:
@@ -116,7 +117,7 @@ class FactsIn(Body):
             return super().describe(problems, body)
         what = "fact" if len(facts) == 1 else f"facts[{match.group(1)}]"
         mine = [(where[match.end():], msg) for where, msg in problems if where.startswith(match.group())]
-        return f"The {what} is not valid: " + "; ".join(f"{where or what}: {msg}" for where, msg in mine)
+        return describe(mine, what)
 
 
 class Correction(Body):

@@ -15,7 +15,7 @@ from typing import Any
 from starlette.concurrency import iterate_in_threadpool
 from starlette.responses import StreamingResponse
 
-from ..errors import AstralyxError
+from ..errors import AstralyxError, error_body
 
 log = logging.getLogger("astralyx")
 Event = dict[str, Any]
@@ -30,7 +30,7 @@ async def guarded(source: Iterator[Event], what: str) -> AsyncIterator[Event]:
         yield e.to_dict()
     except Exception:
         log.exception("%s failed", what)
-        yield {"error": {"code": "INTERNAL", "message": f"The {what} stopped on an error; the server's log says what"}}
+        yield error_body("INTERNAL", f"The {what} stopped on an error; the server's log says what")
 
 
 def _failed(event: Event) -> bool:

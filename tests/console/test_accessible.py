@@ -7,23 +7,10 @@ from astralyx.eos import tools
 from astralyx.metis.bases import parse_request
 
 from .conftest import deploy
+from .kit import CHECK
 
 OWNER = Actor.local_owner("default")
 
-CHECK = """() => {
-  const problems = [];
-  if (!document.documentElement.lang) problems.push("no lang");
-  const h1 = document.querySelectorAll("h1").length;
-  if (h1 !== 1) problems.push(h1 + " h1");
-  for (const el of document.querySelectorAll("input, select, textarea, button")) {
-    if (el.type === "hidden" || el.closest("[hidden]")) continue;
-    const named = (el.labels && el.labels.length) || el.getAttribute("aria-label") || el.getAttribute("aria-labelledby")
-      || (el.tagName === "BUTTON" && el.textContent.trim());
-    if (!named) problems.push("unnamed " + el.outerHTML.slice(0, 80));
-  }
-  for (const img of document.querySelectorAll("img")) if (!img.hasAttribute("alt")) problems.push("img without alt");
-  return problems;
-}"""
 
 
 def test_every_page_is_labelled(signed_in, live_server):

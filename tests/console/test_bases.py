@@ -148,8 +148,7 @@ def test_code_in_search_results_keeps_its_lines(signed_in, live_server):
 
 
 def test_the_base_page_shows_a_sync_as_it_runs(signed_in, live_server, tmp_path, shot):
-    from tests.metis.test_index import make_base
-    from tests.metis.test_sync_jobs import PacedEmbedder, folder, wait_for
+    from ..metis.kit import PacedEmbedder, folder, make_base, wait_for
 
     page, core = signed_in, live_server.core
     embedder = PacedEmbedder(free=0)

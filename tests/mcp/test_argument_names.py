@@ -47,3 +47,14 @@ async def test_base_not_offered_over_http_says_the_address_to_use(served, bases)
         "This MCP server offers only handbook, not 'team' (its address asks for ?base=handbook: connect to "
         "/mcp?base=handbook&base=team to offer it too, or, with `astra mcp` relaying to a server, add --base team)"
     )
+
+
+async def test_a_field_is_spelt_alike_by_mcp_and_the_api(served, bases, client):
+    # tools[0].name, never tools.0.name: MCP's arguments said their list items with dots, the API with brackets.
+    async with http(f"{served}/mcp") as c:
+        bad = await c.call_tool("keep_facts", {"base": "team", "facts": [ANA, {"subject": "Ana", "fact": "No attribute."}]})
+    error = error_of(bad)
+    assert error["code"] == "INVALID_ARGUMENTS"
+    assert error["message"] == "The arguments of keep_facts are not valid: facts[1].attribute: Field required"
+    r = client.put("/v1/metis/knowledge-bases/handbook", json={"spec": {"sources": [{"folder": "/srv/a"}, {"folder": 5}]}})
+    assert r.status_code == 422 and "spec.sources[1].folder: Input should be a valid string" in r.json()["error"]["message"]

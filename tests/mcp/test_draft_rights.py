@@ -4,7 +4,7 @@ it; an edited one needs knowledge-bases:write-content."""
 from __future__ import annotations
 
 from .conftest import answering, error_of, http, result
-from .test_http import key
+from .kit import key
 
 SAVE = {"base": "handbook", "title": "Offsite", "text": "The offsite is in Porto."}
 

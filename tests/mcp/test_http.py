@@ -8,16 +8,11 @@ import pytest
 from starlette.testclient import TestClient
 
 from .conftest import ADMIN_TOKEN, MODES, answering, error_of, facts, http, result
+from .kit import INIT, key
 
-INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "curl", "version": "1"}}}
 MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
-def key(core, role: str, workspace: str = "default") -> str:
-    if not core.workspaces.exists(workspace):
-        core.workspaces.create(None, workspace)
-    return core.keys.create(None, workspace, role)[1]
 
 
 async def test_401_without_a_key_or_with_a_wrong_one(served):

@@ -7,8 +7,7 @@ import pytest
 
 from astralyx.eos.deployments import DeploymentSpec
 
-from .test_index import ConceptEmbedder, make_base
-from .test_search import write
+from .kit import ConceptEmbedder, make_base, write
 
 pytestmark = pytest.mark.engines  # the tests of a core run on SQLite and on PostgreSQL
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from astralyx.metis.chunking import MAX_CHARS, Block, pack, split_text, text_blocks
 from astralyx.metis.parsing import read_markdown, read_text
 
-from .test_index import make_base, owner
+from .kit import make_base, owner
 
 # Shaped like git's release notes (RelNotes/2.30.7.txt): an intro, then list items whose first line
 # is only the advisory's id, its description indented below after a blank line.

@@ -8,12 +8,12 @@ import pytest
 
 from astralyx.eos import knowledge
 from astralyx.metis.chunking import Chunk
-from astralyx.metis.index.store import BaseIndex, Entry
+from astralyx.metis.index.passages import Entry
+from astralyx.metis.index.store import SqliteIndexStore
 from astralyx.migrations.index import V1, V2
 from astralyx.sqlite import Database
 
-from .test_index import ConceptEmbedder, make_base, owner
-from .test_search import write
+from .kit import ConceptEmbedder, make_base, owner, write
 
 pytestmark = pytest.mark.engines  # the tests of a core run on SQLite and on PostgreSQL
 
@@ -122,7 +122,7 @@ def test_a_copy_whose_first_went_before_it_was_written_is_embedded_after_all(tmp
     # A sync embeds outside the base's lock: the copy to_embed counted on may be gone by the time it writes.
     import numpy as np
 
-    index = BaseIndex(tmp_path / "index.db")
+    index = SqliteIndexStore(tmp_path / "index.db")
     index.set_embedding("test", 2)
 
     def entry(key: str, text: str) -> Entry:
@@ -144,7 +144,7 @@ def test_a_copy_whose_first_went_before_it_was_written_is_embedded_after_all(tmp
 
 
 def test_facts_and_passages_of_other_kinds_are_not_merged(tmp_path):
-    index = BaseIndex(tmp_path / "index.db")
+    index = SqliteIndexStore(tmp_path / "index.db")
     index.write([
         Entry(key="notes/memory/f_1.md", origin="notes", kind="memory", label="memory:m/f_1", title="Ana — role",
               hash="1", chunks=[Chunk("Ana leads the data team.", [])]),
@@ -172,7 +172,7 @@ def test_an_index_made_before_copies_were_merged_is_brought_in_step(tmp_path):
             conn.execute("INSERT INTO chunks_fts(rowid, title, headings, text) VALUES (?,?,?,?)",
                          (doc_id, "T", "", "The same passage twice."))
     db.close()
-    index = BaseIndex(path)
+    index = SqliteIndexStore(path)
     assert index.keyword_ids("same passage", 10) == [1]
     assert index.rows([1])[1].also_in == 1
     assert int(index.meta("keywords_generation") or 0) == 1  # the keyword sidecar sees the change

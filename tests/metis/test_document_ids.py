@@ -7,8 +7,7 @@ import pytest
 from astralyx.metis.chunking import VERSION as CHUNKING
 from astralyx.metis.document_ids import source_names
 
-from .test_index import ConceptEmbedder, make_base, owner
-from .test_search import write
+from .kit import ConceptEmbedder, make_base, owner, write
 
 pytestmark = pytest.mark.engines  # indexes on SQLite and on PostgreSQL
 

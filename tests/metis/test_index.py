@@ -2,68 +2,24 @@
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterator
-from contextlib import contextmanager
-
-import numpy as np
 import pytest
 
-from astralyx.auth.actor import Actor
-from astralyx.eos.deployments import DeploymentSpec
-from astralyx.eos.runtimes.base import Embedder
-from astralyx.metis.bases import parse_request
 from astralyx.metis.chunking import Chunk
 from astralyx.metis.parsing import ParsedDocument
 from astralyx.util import atomic_write
 
+from .kit import ConceptEmbedder, labels, make_base, owner, sync_held
+
 pytestmark = pytest.mark.engines  # indexes on SQLite and on PostgreSQL
 
-# Words that mean the same thing land on the same dimension: what a real model does for synonyms.
-CONCEPTS = {"automobile": "car", "cars": "car", "vehicle": "car", "holiday": "vacation", "holidays": "vacation"}
 
 
-class ConceptEmbedder(Embedder):
-    """A real Embedder: bag of concepts hashed into a small space, unit length."""
-
-    def __init__(self, dimensions: int = 64, name: str = "concepts") -> None:
-        self.dimensions = dimensions
-        self.name = name
-        self.calls = 0
-
-    def _vector(self, text: str) -> np.ndarray:
-        v = np.zeros(self.dimensions, dtype=np.float32)
-        for word in re.findall(r"\w+", text.lower()):
-            word = CONCEPTS.get(word, word)
-            v[sum(map(ord, word)) * 7919 % self.dimensions] += 1.0
-        n = np.linalg.norm(v)
-        return v / n if n else v
-
-    def embed_passages(self, texts: list[str]) -> np.ndarray:
-        self.calls += 1
-        return np.stack([self._vector(t) for t in texts]) if texts else np.zeros((0, self.dimensions), np.float32)
-
-    def embed_query(self, text: str) -> np.ndarray:
-        return self._vector(text)
 
 
-def owner(workspace: str = "default") -> Actor:
-    return Actor.local_owner(workspace)
 
 
-def make_base(core, name: str, *, embedder: Embedder | None = None, sources=(), kind: str = "documents"):
-    """A base; with an embedder, its spec names an embedding deployment and the index uses that embedder."""
-    spec: dict = {"kind": kind, "sources": [{"folder": str(s)} for s in sources]}
-    if embedder is not None:
-        if core.deployments.find("default", "e5") is None:
-            core.deployments.put(None, "default", "e5", DeploymentSpec(model="multilingual-e5-small", kind="embedding"))
-        spec["embedding"] = {"deployment": "e5"}
-        core.index.embedder_for = lambda base: embedder if base.spec.embedding else None
-    return core.bases.create(owner(), parse_request({"metadata": {"name": name}, "spec": spec}))
 
 
-def labels(answer: dict) -> list[str]:
-    return [r["document"] for r in answer["results"]]
 
 
 def test_notes_are_indexed_when_written_and_leave_when_deleted(core):
@@ -176,43 +132,8 @@ def test_deleting_a_base_closes_its_index(core):
     assert core.search.search(owner(), "temp", "alpha")["results"] == []
 
 
-class GatedEmbedder(ConceptEmbedder):
-    """Holds the first batch of passages until the test lets it go: a sync caught in the middle."""
-
-    def __init__(self) -> None:
-        import threading
-
-        super().__init__()
-        self.entered = threading.Event()
-        self.release = threading.Event()
-
-    def embed_passages(self, texts: list[str]) -> np.ndarray:
-        if not self.entered.is_set():  # the first call only: others (a note indexed meanwhile) go through
-            self.entered.set()
-            self.release.wait(30)
-        return super().embed_passages(texts)
 
 
-@contextmanager
-def sync_held(core, tmp_path, name: str = "busy") -> Iterator[list[str]]:
-    """A base `name` (a source folder with a.md) whose sync is held in its first embedding: the body runs
-    mid-sync; on leaving, the sync goes on and finishes. Yields the order of events ("synced" last)."""
-    import threading
-
-    src = tmp_path / "docs"
-    src.mkdir()
-    (src / "a.md").write_text("# A\n\nalpha text\n")
-    gated = GatedEmbedder()
-    make_base(core, name, embedder=gated, sources=[src])
-    order: list[str] = []
-    sync = threading.Thread(target=lambda: (core.documents.sync(owner(), name), order.append("synced")))
-    sync.start()
-    assert gated.entered.wait(30)
-    try:
-        yield order
-    finally:
-        gated.release.set()
-        sync.join(30)
 
 
 def test_a_note_written_during_a_sync_does_not_wait_for_it_and_is_indexed_after(core, tmp_path):

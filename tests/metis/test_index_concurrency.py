@@ -2,8 +2,8 @@
 
 Issue 29: searches around a reindex answered 500 (`no such table: meta`, `disk I/O error`, a closed database)
 and the server died in the sqlite3 extension; a search around a base's deletion answered 500 too. Each search
-must answer 200 (from the old index or the new one) or a documented code: 404 BASE_NOT_FOUND once the base is
-gone; never a 500, and the process stays up.
+must answer 200 (from the old index until the new one, built aside, takes its place: test_reindex_aside.py) or a
+documented code: 404 BASE_NOT_FOUND once the base is gone; never a 500, and the process stays up.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from ..conftest import ADMIN_TOKEN
-from .test_index import ConceptEmbedder, make_base, owner
+from .kit import ConceptEmbedder, make_base, owner
 
 pytestmark = pytest.mark.engines  # on SQLite and on PostgreSQL
 

@@ -10,7 +10,7 @@ import pytest
 from astralyx.config import Settings
 from astralyx.core import Astralyx
 
-from .test_index import make_base, owner
+from .kit import make_base, owner
 
 pytestmark = pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
 

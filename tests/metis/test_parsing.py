@@ -7,48 +7,7 @@ import pytest
 from astralyx.errors import Invalid
 from astralyx.metis.parsing import check_supported, parse_file, read_html, read_pdf
 
-
-def make_pdf(pages: list[list[str]], title: str | None = None) -> bytes:
-    """A small real PDF: one Helvetica text line per string, a page per list."""
-    objects: list[bytes] = []
-    kids = []
-    n_pages = len(pages)
-    # 1 catalog, 2 pages, 3 font, then (page, content) pairs, then info
-    for i, lines in enumerate(pages):
-        page_id, content_id = 4 + 2 * i, 5 + 2 * i
-        kids.append(f"{page_id} 0 R")
-        ops = ["BT", "/F1 12 Tf", "14 TL", "72 720 Td"]
-        for line in lines:
-            escaped = line.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
-            ops.append(f"({escaped}) Tj T*")
-        ops.append("ET")
-        stream = "\n".join(ops).encode("latin-1")
-        objects.append(
-            f"{page_id} 0 obj\n<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
-            f"/Resources << /Font << /F1 3 0 R >> >> /Contents {content_id} 0 R >>\nendobj\n".encode()
-        )
-        objects.append(
-            f"{content_id} 0 obj\n<< /Length {len(stream)} >>\nstream\n".encode() + stream + b"\nendstream\nendobj\n"
-        )
-    info_id = 4 + 2 * n_pages
-    head = [
-        b"1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n",
-        f"2 0 obj\n<< /Type /Pages /Kids [{' '.join(kids)}] /Count {n_pages} >>\nendobj\n".encode(),
-        b"3 0 obj\n<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>\nendobj\n",
-    ]
-    info = f"{info_id} 0 obj\n<< /Title ({title or ''}) >>\nendobj\n".encode()
-    body = head + objects + [info]
-    out = b"%PDF-1.4\n"
-    offsets = []
-    for obj in body:
-        offsets.append(len(out))
-        out += obj
-    xref = len(out)
-    out += f"xref\n0 {len(body) + 1}\n0000000000 65535 f \n".encode()
-    out += b"".join(f"{o:010d} 00000 n \n".encode() for o in offsets)
-    info_ref = f" /Info {info_id} 0 R" if title else ""
-    out += f"trailer\n<< /Size {len(body) + 1} /Root 1 0 R{info_ref} >>\nstartxref\n{xref}\n%%EOF\n".encode()
-    return out
+from .kit import make_pdf
 
 
 def test_pdf_chunks_say_their_page():

@@ -8,8 +8,7 @@ import pytest
 
 from astralyx.engines import pg_index
 
-from .test_index import ConceptEmbedder, make_base, owner
-from .test_sync_jobs import PacedEmbedder, folder, wait_for
+from .kit import ConceptEmbedder, PacedEmbedder, folder, make_base, owner, wait_for
 
 pytestmark = pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
 

@@ -7,7 +7,7 @@ import pytest
 from astralyx.metis.chunking import MAX_CHARS
 from astralyx.metis.search import BUDGET_CHARS, Hit, passages, rrf
 
-from .test_index import ConceptEmbedder, labels, make_base, owner
+from .kit import ConceptEmbedder, labels, make_base, owner, write
 
 
 @pytest.fixture(autouse=True)
@@ -21,10 +21,6 @@ pytestmark = pytest.mark.engines  # indexes on SQLite and on PostgreSQL
 URL = "/v1/metis/knowledge-bases/{}/search"
 
 
-def write(folder, name: str, text: str) -> None:
-    path = folder / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
 
 
 @pytest.fixture

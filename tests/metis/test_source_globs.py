@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from astralyx.metis.bases import parse_request
 from astralyx.metis.sources import Pattern, Rule, walk
 
-from .test_index import ConceptEmbedder, owner
+from .kit import DEEP, ConceptEmbedder, deep_folder, owner
 
 # -- the semantics as they were (a recursive search over `**`): the reference the matcher agrees with ---------
 
@@ -86,20 +86,8 @@ def test_a_walk_keeps_what_it_kept_before(tmp_path_factory, include, exclude, pa
 # -- the issue's patterns: 20 of "**/" * 160 + "qN" (within the limits: 482 characters each) ---------------
 
 
-def deep_folder(tmp_path: Path) -> Path:
-    """A 40-level folder with a file every 10 levels, and names the patterns leave out beside them."""
-    src = folder = tmp_path / "deep"
-    for level in range(40):
-        folder = folder / f"d{level}"
-        if level % 10 == 9:
-            folder.mkdir(parents=True, exist_ok=True)
-            (folder / f"page{level}.md").write_text(f"# Page {level}\n\nLevel {level} of the deep folder, word{level}.\n")
-            (folder / f"q{level % 20}").mkdir()  # a folder named like a pattern: left out with what it holds
-            (folder / f"q{level % 20}" / "left.md").write_text("# Left\n\nleft out\n")
-    return src
 
 
-DEEP = ["**/" * 160 + f"q{n}" for n in range(20)]
 
 
 def test_deep_double_star_patterns_match_in_a_walk_of_linear_time(tmp_path):

@@ -6,7 +6,7 @@ import pytest
 
 from astralyx.metis.sources import Rule
 
-from .test_search import write
+from .kit import write
 
 
 @pytest.fixture(autouse=True)

@@ -9,9 +9,7 @@ from click.testing import CliRunner
 
 from astralyx.cli import cli
 
-from .test_index import ConceptEmbedder, labels, make_base, owner
-from .test_parsing import make_pdf
-from .test_search import write
+from .kit import ConceptEmbedder, labels, make_base, make_pdf, owner, write
 
 pytestmark = pytest.mark.engines  # indexes on SQLite and on PostgreSQL
 

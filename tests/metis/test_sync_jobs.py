@@ -7,66 +7,19 @@ import json
 import threading
 import time
 
-import numpy as np
 import pytest
 
-from .test_index import ConceptEmbedder, labels, make_base, owner
-from .test_search import write
+from .kit import ConceptEmbedder, PacedEmbedder, folder, labels, make_base, owner, wait_for, write
 
 pytestmark = pytest.mark.engines  # the tests of a core run on SQLite and on PostgreSQL
 
 BASE = "/v1/metis/knowledge-bases/{}"
 
 
-class PacedEmbedder(ConceptEmbedder):
-    """Embeds `free` passages, then holds each call until the test allows more: a sync caught between
-    two of its batches (a sync writes 64 passages at a time)."""
-
-    def __init__(self, free: int = 64, solo: bool = False) -> None:
-        super().__init__()
-        self.solo = solo
-        self.allowed = free
-        self.embedded = 0
-        self.waiting = threading.Event()
-        self._cond = threading.Condition()
-
-    def embed_passages(self, texts: list[str]) -> np.ndarray:
-        if len(texts) == 1 and self.solo:  # one passage: a note or an upload indexed on its own, not the sync
-            return super().embed_passages(texts)
-        with self._cond:
-            while self.embedded + len(texts) > self.allowed:
-                self.waiting.set()
-                if not self._cond.wait(30):
-                    break
-            self.waiting.clear()
-            self.embedded += len(texts)
-        return super().embed_passages(texts)
-
-    def step(self, passages: int = 64) -> None:
-        with self._cond:
-            self.allowed += passages
-            self._cond.notify_all()
-
-    def finish(self) -> None:
-        self.step(10**9)
 
 
-def wait_for(predicate, timeout: float = 20.0):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.02)
 
 
-def folder(tmp_path, files: int, passages_each: int = 1):
-    src = tmp_path / "handbook"
-    for i in range(files):
-        body = "\n\n".join(f"## Part {j}\n\nTopic{i} paragraph {j} about item{i}x{j}." for j in range(passages_each))
-        write(src, f"doc{i:03}.md", f"# Doc {i}\n\n{body}\n")
-    return src
 
 
 def test_a_sync_is_a_job_readers_can_follow_and_documents_are_searchable_as_it_goes(client, core, key_client, tmp_path):

@@ -10,10 +10,7 @@ from astralyx.metis.jobs import SyncJobs
 from astralyx.metis.sources import Rule, walk
 
 from ..conftest import run
-from .test_index import ConceptEmbedder, make_base, owner
-from .test_search import write
-from .test_source_globs import DEEP, deep_folder
-from .test_sync_jobs import PacedEmbedder, folder, wait_for
+from .kit import DEEP, ConceptEmbedder, PacedEmbedder, deep_folder, folder, make_base, owner, wait_for, write
 
 pytestmark = pytest.mark.engines
 

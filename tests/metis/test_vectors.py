@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 
 from astralyx.metis.chunking import Chunk
-from astralyx.metis.index import BaseIndex
-from astralyx.metis.index.store import Entry
+from astralyx.metis.index import SqliteIndexStore
+from astralyx.metis.index.passages import Entry
 from astralyx.metis.index.vectors import SYNC_BUILD
 
-from .test_index import ConceptEmbedder, labels, make_base, owner
+from .kit import ConceptEmbedder, labels, make_base, owner
 
 
 class Embedder(ConceptEmbedder):
@@ -167,7 +167,7 @@ def test_a_missing_or_foreign_sidecar_is_never_used(core, notes_base, damage):
     else:
         side = store.vectors_sidecar()
         assert answers(core, "kb", exact=False) == before and side.builds == 0
-        other = BaseIndex(store.path)  # another process's view of the same file
+        other = SqliteIndexStore(store.path)  # another process's view of the same file
         vector = Embedder().embed_passages(["Zeppelin\nzeppelin zeppelin"])
         other.write([Entry(key="notes/zeppelin.md", origin="notes", kind="notes", label="notes:kb/zeppelin.md",
                            title="Zeppelin", hash="x", chunks=[Chunk("zeppelin zeppelin", [], 1, None)],

@@ -11,7 +11,7 @@ import pytest
 from astralyx.metis.writer import FileChange
 from astralyx.util import sha256
 
-from .test_index import labels, make_base, owner, sync_held
+from .kit import labels, make_base, owner, sync_held
 
 pytestmark = pytest.mark.engines  # the tests of a core run on SQLite and on PostgreSQL
 

@@ -11,6 +11,6 @@ def metis() -> None:
 
 
 # Each module adds its commands to the group.
-from . import bases, memory, notes, remember, search  # noqa: E402,F401
+from . import bases, exchange, memory, notes, remember, search  # noqa: E402,F401
 
 COMMANDS = [metis]

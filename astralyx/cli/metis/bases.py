@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
 from ...util import quoted
@@ -86,19 +84,6 @@ def _chosen(data: dict) -> str:
     return f"none, {choice.get('message', 'the base searches by keywords')}"
 
 
-def _source(folder: str, include: tuple[str, ...], exclude: tuple[str, ...], old: dict | None = None) -> dict:
-    """A source of the spec: the folder, and its patterns (given ones replace the old; '' alone: none)."""
-    source = dict(old or {}, folder=folder)
-    for key, given in (("include", include), ("exclude", exclude)):
-        if given:
-            patterns = [p for p in given if p.strip()]
-            if patterns:
-                source[key] = patterns
-            else:
-                source.pop(key, None)
-    return source
-
-
 def _folder(source: dict) -> str:
     """A source as people read it: /srv/docs (include *.md; exclude drafts/**)."""
     patterns = "; ".join(f"{k} {', '.join(source[k])}" for k in ("include", "exclude") if source.get(k))
@@ -144,34 +129,27 @@ def update(
             raise click.UsageError(f"{flag} and {flag.replace('no-', '')} say opposite things: give one")
     if not any((embedding, no_embedding, extractor, no_extractor, sources, no_sources, include, exclude, mcp_save)):
         raise click.UsageError("Say what to change: --embedding, --extractor, --source, --include, --exclude, --mcp-save")
+    from ...metis.bases import edited_spec, resync_notice  # here, not at import: `astra --help` stays light
+
     url = f"/metis/knowledge-bases/{quoted(name)}"
-    spec = state.client.get(url)["spec"]
-    before = json.loads(json.dumps(spec))
-    for key, deployment, off in (("embedding", embedding, no_embedding), ("extractor", extractor, no_extractor)):
-        if deployment:
-            spec[key] = {"deployment": deployment}
-        elif off:
-            spec.pop(key, None)
-    old = {s["folder"]: s for s in spec.get("sources", [])}
-    if no_sources:
-        spec["sources"] = []
-    elif sources:
-        spec["sources"] = [_source(f, include, exclude, old.get(f)) for f in sources]
-    elif include or exclude:
-        if not old:
-            raise click.UsageError(f"{name} has no folder to choose files of: add one with --source")
-        spec["sources"] = [_source(f, include, exclude, s) for f, s in old.items()]
-    if mcp_save:
-        spec["mcp"] = {"save": mcp_save}
+    before = state.client.get(url)["spec"]
+    folders = [s["folder"] for s in before.get("sources", [])]
+    if (include or exclude) and not (sources or no_sources or folders):
+        raise click.UsageError(f"{name} has no folder to choose files of: add one with --source")
+    # Given patterns go to each folder named, or else to every folder the base has.
+    patterns = {key: list(given) for key, given in (("include", include), ("exclude", exclude)) if given}
+    chosen = [] if no_sources else sources or (folders if patterns else None)
+    spec = edited_spec(before, embedding=embedding, no_embedding=no_embedding, extractor=extractor,
+                       no_extractor=no_extractor, mcp_save=mcp_save,
+                       sources=None if chosen is None else [{"folder": f, **patterns} for f in chosen])
     data = state.client.put(url, json={"spec": spec})
     if as_json:
         return print_json(data)
     after = data["spec"]
     click.echo(f"updated {name}: {_describe(after)}")
-    if after.get("embedding") != before.get("embedding") and after.get("embedding"):
-        click.echo(f"the next sync embeds every passage again: astra metis sync {name}")
-    elif after.get("sources") != before.get("sources") and after.get("sources"):
-        click.echo(f"the next sync indexes what the folders hold now: astra metis sync {name}")
+    notice = resync_notice(before, after)
+    if notice:
+        click.echo(f"{notice}: astra metis sync {name}")
 
 
 @metis.command("delete")

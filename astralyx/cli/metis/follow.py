@@ -47,9 +47,10 @@ def describe(job: dict[str, Any]) -> tuple[str, int | None, int, str, str]:
 
 
 def follow(state: State, base: str, kind: str, *, wait: bool, quiet: bool,
-           sleep: Callable[[float], None] = time.sleep) -> dict[str, Any]:
-    """Start (or join) the base's job; unless `wait` is off, follow it to its end. The job's last status."""
-    job = state.client.post(_url(base, kind) + "?wait=false")
+           sleep: Callable[[float], None] = time.sleep, started: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Start (or join) the base's job (`started`: one started already, e.g. by an import); unless `wait` is off,
+    follow it to its end. The job's last status."""
+    job = started or state.client.post(_url(base, kind) + "?wait=false")
     if not wait:
         if state.client.local is None:
             return job

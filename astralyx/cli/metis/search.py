@@ -60,7 +60,7 @@ def sync(state: State, base: str, no_wait: bool, quiet: bool, as_json: bool) -> 
 @json_option
 @pass_state
 def reindex(state: State, base: str, no_wait: bool, quiet: bool, as_json: bool) -> None:
-    """Drop BASE's index and build it again from its files (followed like a sync)."""
+    """Build BASE's index again from its files, aside, then swap it in (followed like a sync)."""
     _job(state, base, "reindex", "reindexed", no_wait, quiet, as_json)
 
 

@@ -24,13 +24,15 @@ from ...util import sha256
 from ..bases import KnowledgeBase, KnowledgeBases
 from ..chunking import VERSION as CHUNKING
 from ..document_ids import document_id, source_names
-from ..jobs import SyncJob
+from ..jobs import SyncJob, checkpoint
 from ..notes import note_title
 from ..parsing import ParsedDocument, decode, parse_file, read_markdown, split_front_matter, supported
 from ..sources import Rule, walk
 from ..writer import FileChange, holds_facts
 from .keywords import USE_FROM as KEYWORDS_FROM
-from .store import BaseIndex, Entry, IndexClosed, embedding_text
+from .passages import Entry, embedding_text
+from .protocol import IndexClosed, IndexMoved, IndexStore
+from .store import SqliteIndexStore
 
 if TYPE_CHECKING:
     import numpy as np
@@ -48,6 +50,7 @@ YIELD_MAX = 0.5  # seconds a sync's next step waits for the searches under way t
 RECENT = 2.0  # seconds after a search during which a sync writes a slice at a time
 KEEP_PARSED = 20_000  # passages a sync keeps parsed between reading and indexing; files beyond are read again
 LARGE_FILE = 1000  # passages from one file above which a sync reports it (Settings.large_file_passages)
+CATCH_UP_ROUNDS = 3  # rounds a reindex's new index catches up with the writes made meanwhile, at most
 
 # reader(base, relpath, text) -> ParsedDocument (None: not a document, leave it out)
 Reader = Callable[[KnowledgeBase, str, str], "ParsedDocument | None"]
@@ -101,11 +104,14 @@ class Index:
         # spec.embedding deployment through core.runtimes.
         self.embedder_for: Callable[[KnowledgeBase], Embedder | None] = self._deployment_embedder
         self._readers: list[tuple[str, Callable[[KnowledgeBase, str, bytes], ParsedDocument | None]]] = []
-        self._open: dict[tuple[str, str], BaseIndex] = {}
+        self._open: dict[tuple[str, str], IndexStore] = {}
         self._locks: dict[tuple[str, str], threading.RLock] = {}
         self._deferred: dict[tuple[str, str], set[str]] = {}  # files changed while the index was busy
         self._versions: dict[tuple[str, str], dict[str, int]] = {}  # files indexed on their own (see _touch)
         self._closing: set[tuple[str, str]] = set()  # bases whose store is being closed or dropped
+        # Bases being reindexed (their new index built aside) → the files indexed on their own meanwhile (into the
+        # index that answers), to index into the new one too before it takes its place.
+        self._rebuilding: dict[tuple[str, str], set[str]] = {}
         self._held = threading.local()  # the stores this thread uses (`using`)
         self.large_file = LARGE_FILE
         # Searches first: a sync embeds in slices and, between two, waits while searches run (the
@@ -123,7 +129,7 @@ class Index:
         # SciFact nDCG@10 0.689 against FTS5's 0.688), None: never (FTS5 always). Below, FTS5 answers.
         self.keywords_from: int | None = KEYWORDS_FROM
         # Where a base's index lives: index.db in its folder, or (engines.index_opener) PostgreSQL.
-        self.open_store: Callable[[KnowledgeBase], BaseIndex] = lambda base: BaseIndex(base.folder / INDEX_FILE)
+        self.open_store: Callable[[KnowledgeBase], IndexStore] = lambda base: SqliteIndexStore(base.folder / INDEX_FILE)
         self._readers.append(("files/", self._read_upload))
         self._readers.append(("notes/", self._read_note))
         self._readers.append(("saved/", self._read_note))
@@ -165,7 +171,7 @@ class Index:
     # each of its methods counts as a use (store.Users), and `using` holds one across a search's several
     # reads. Meanwhile a new store of the base waits (`store` blocks until the old one's files are gone), and
     # once a deleted base's folder is gone, its searches answer BASE_NOT_FOUND (its folder is not made again).
-    def store(self, base: KnowledgeBase) -> BaseIndex:
+    def store(self, base: KnowledgeBase) -> IndexStore:
         key = (base.workspace, base.name)
         stale = None
         with self._changed:
@@ -176,16 +182,21 @@ class Index:
                                code="BASE_NOT_FOUND")
             index = self._open.get(key)
             if index is None or not index.current():
-                # (not current: the files it has open went with a base of that name, deleted since)
-                stale, index = index, self._open_store(base)
-                at_any_size = self.keywords_from is not None and index.keywords_at_any_size
-                index.keywords.use_from = 0 if at_any_size else self.keywords_from
+                # (not current: the files it has open went with a base of that name, deleted since, or another
+                # process's reindex put a new index.db in its place)
+                stale, index = index, self._configured(self._open_store(base))
                 self._open[key] = index
         if stale is not None:  # closed once its last reader lets go, not in this caller's time
             threading.Thread(target=stale.close, name=f"close:{base.name}", daemon=True).start()
         return index
 
-    def _open_store(self, base: KnowledgeBase) -> BaseIndex:
+    def _configured(self, index: IndexStore) -> IndexStore:
+        at_any_size = self.keywords_from is not None and index.keywords_at_any_size
+        index.keywords.use_from = 0 if at_any_size else self.keywords_from
+        index.keywords.pause = self._yield_to_readers  # its build, in steps, lets searches end first
+        return index
+
+    def _open_store(self, base: KnowledgeBase) -> IndexStore:
         try:
             return self.open_store(base)
         except Exception:
@@ -195,11 +206,11 @@ class Index:
             raise
 
     @contextmanager
-    def using(self, base: KnowledgeBase) -> Iterator[BaseIndex]:
+    def using(self, base: KnowledgeBase) -> Iterator[IndexStore]:
         """The base's store, not closed before the block ends (a search's reads all see one index: the one
         before a reindex, or the new one). Within it, the same thread gets the same store again."""
         key = (base.workspace, base.name)
-        held: dict[tuple[str, str], BaseIndex] = self._held.__dict__.setdefault("stores", {})
+        held: dict[tuple[str, str], IndexStore] = self._held.__dict__.setdefault("stores", {})
         if key in held:
             yield held[key]
             return
@@ -277,7 +288,7 @@ class Index:
         name = getattr(embedder, "name", type(embedder).__name__)
         return f"{base.spec.embedding.deployment}|{name}|{embedder.dimensions}"
 
-    def _prepare(self, base: KnowledgeBase, store: BaseIndex) -> Embedder | None:
+    def _prepare(self, base: KnowledgeBase, store: IndexStore) -> Embedder | None:
         """The base's store made ready for the base's current embedding (a change starts the vectors over)."""
         embedder = self.embedder_for(base)
         identity = self.embedding_identity(base, embedder)
@@ -325,6 +336,9 @@ class Index:
         with self._guard:
             versions = self._versions.setdefault((base.workspace, base.name), {})
             versions[key] = versions.get(key, 0) + 1
+            rebuilding = self._rebuilding.get((base.workspace, base.name))
+            if rebuilding is not None:  # a reindex builds a new index aside: indexed into it too, before the swap
+                rebuilding.add(key)
 
     def _version(self, base: KnowledgeBase, key: str) -> int:
         with self._guard:
@@ -337,26 +351,33 @@ class Index:
             return self.remove_file(base, relpath)
         with self.lock(base), self.using(base) as store:
             self._touch(base, relpath)
-            embedder = self._prepare(base, store)
-            if store.meta("chunking") is None and not store.count()[0]:  # a new index: of today's chunking
-                store.set_meta("chunking", CHUNKING)
-            candidate = Candidate(key=relpath, file=file, origin=relpath.split("/", 1)[0], relpath=relpath)
-            doc = store.document(relpath)
-            try:
-                data = file.read_bytes()
-                digest = sha256(data)
-                if doc is not None and doc.hash == digest:
-                    return False
-                entry = self._entry(base, candidate, data, digest)
-            except AstralyxError as e:
-                raise AstralyxError(e.message, code="INDEX_FAILED") from None
-            except Exception as e:
-                raise AstralyxError(f"cannot read {relpath}: {e}", code="INDEX_FAILED") from None
-            if entry is None:
-                return store.remove([relpath]) > 0
-            self._embed_entries(store, embedder, [entry], set())
-            store.write([entry])
-            return True
+            return self._index_file(base, store, relpath)
+
+    def _index_file(self, base: KnowledgeBase, store: IndexStore, relpath: str) -> bool:
+        """Index one file of the base's folder into `store` as it is now (gone: dropped). True if that changed it."""
+        file = base.folder / relpath
+        if not file.is_file():
+            return store.remove([relpath]) > 0
+        embedder = self._prepare(base, store)
+        if store.meta("chunking") is None and not store.count()[0]:  # a new index: of today's chunking
+            store.set_meta("chunking", CHUNKING)
+        candidate = Candidate(key=relpath, file=file, origin=relpath.split("/", 1)[0], relpath=relpath)
+        doc = store.document(relpath)
+        try:
+            data = file.read_bytes()
+            digest = sha256(data)
+            if doc is not None and doc.hash == digest:
+                return False
+            entry = self._entry(base, candidate, data, digest)
+        except AstralyxError as e:
+            raise AstralyxError(e.message, code="INDEX_FAILED") from None
+        except Exception as e:
+            raise AstralyxError(f"cannot read {relpath}: {e}", code="INDEX_FAILED") from None
+        if entry is None:
+            return store.remove([relpath]) > 0
+        self._embed_entries(store, embedder, [entry], set())
+        store.write([entry])
+        return True
 
     def remove_file(self, base: KnowledgeBase, relpath: str) -> bool:
         with self.lock(base), self.using(base) as store:
@@ -418,7 +439,7 @@ class Index:
         return found
 
     @staticmethod
-    def _stale(store: BaseIndex, candidates: list[Candidate], known: dict[str, str]) -> dict[str, str]:
+    def _stale(store: IndexStore, candidates: list[Candidate], known: dict[str, str]) -> dict[str, str]:
         """The hashes a sync compares files with, but "" (read again, as changed) for the documents made
         by an older chunking (all, once, after an upgrade), or whose id is now another (a second source)."""
         if store.meta("chunking") != CHUNKING:
@@ -436,36 +457,113 @@ class Index:
         an upload or a note written meanwhile waits for one small transaction at most."""
         job = progress or SyncJob(workspace=base.workspace, base=base.name, kind="sync")
         try:
-            with self.lock(base):
-                store = self.store(base)
-                embedder = self._prepare(base, store)
-                candidates = self.candidates(base)
-                known = self._stale(store, candidates, store.hashes())
-                seen = {c.key for c in candidates}
-                report = SyncReport()
-                report.removed = store.remove([k for k in known if k not in seen])
-            planned = self._plan(base, candidates, known, report, job)
-            with store.bulk(sum(item.passages for item in planned)):
-                self._write_all(base, store, embedder, planned, known, report, job)
-            store.set_meta("chunking", CHUNKING)  # every file read with it (one that failed is tried again anyway)
-            job.phase = "finishing"
-            # sidecars built (in the background) now rather than at the first search
-            sidecar = store.vectors_sidecar()
-            if sidecar is not None:
-                sidecar.ensure(store.generation)
-            store.keywords.ensure(store.keywords_generation)
-            return report
+            return self._sync(base, None, job)
         finally:
             self._drain_deferred(base)
 
-    def reindex(self, base: KnowledgeBase, progress: SyncJob | None = None) -> SyncReport:
-        """Drop the index file and its derived sidecars and build them again from the files."""
+    def _sync(self, base: KnowledgeBase, fresh: IndexStore | None, job: SyncJob) -> SyncReport:
+        """A sync of the base's index, or of `fresh`: a reindex's new index, built aside."""
         with self.lock(base):
-            self._let_go(base, remove=True)  # once the searches under way end; those after wait for it
-        return self.sync(base, progress)
+            store = fresh or self.store(base)
+            embedder = self._prepare(base, store)
+            candidates = self.candidates(base)
+            known = self._stale(store, candidates, store.hashes())
+            seen = {c.key for c in candidates}
+            report = SyncReport()
+            report.removed = store.remove([k for k in known if k not in seen])
+        planned = self._plan(base, store, candidates, known, report, job)
+        with store.bulk(sum(item.passages for item in planned)):
+            self._write_all(base, store, embedder, planned, known, report, job)
+        store.set_meta("chunking", CHUNKING)  # every file read with it (one that failed is tried again anyway)
+        job.phase = "finishing"
+        store.build_sidecars()  # (in the background) now rather than at the first search
+        return report
+
+    def reindex(self, base: KnowledgeBase, progress: SyncJob | None = None) -> SyncReport:
+        """Build the base's index again from its files, aside: searches answer from the index as it was until the
+        new one is whole (its sidecars too), which then takes its place at once (`_swap`). A file indexed on its
+        own meanwhile (a note saved) goes into the index that answers, and into the new one before the swap."""
+        job = progress or SyncJob(workspace=base.workspace, base=base.name, kind="reindex")
+        key = (base.workspace, base.name)
+        with self.lock(base):
+            fresh = self._configured(self.store(base).aside())
+            with self._guard:
+                self._rebuilding[key] = set()
+        placed = False
+        try:
+            report = self._sync(base, fresh, job)
+            fresh.wait_sidecars()  # a large base's are built in the background: whole before they answer
+            checkpoint()  # stopped meanwhile (the base deleted, the server stopping): the old index stays
+            with self.lock(base):
+                for attempt in range(CATCH_UP_ROUNDS):
+                    self._drain_deferred(base)  # into the index that answers, and noted for the new one
+                    settled = self._catch_up(base, fresh)
+                    fresh.seal()
+                    try:
+                        self._swap(base, fresh, settled)
+                    except IndexMoved:  # another replica wrote to the old index since (PostgreSQL): again
+                        if attempt == CATCH_UP_ROUNDS - 1:
+                            raise
+                        continue
+                    placed = True
+                    break
+            return report
+        finally:
+            with self._guard:
+                self._rebuilding.pop(key, None)
+            if not placed:
+                fresh.discard()
+            self._drain_deferred(base)
+
+    def _catch_up(self, base: KnowledgeBase, fresh: IndexStore) -> int:
+        """Into a reindex's new index, before it takes the old one's place (the base's lock held): the files of the
+        base's folder indexed on their own since it began (noted by `_touch`) and those the two indexes hold
+        differently (written meanwhile by another process or replica), each as it is now. Until a round finds
+        nothing to change (a few at most: another process may write meanwhile). Answers the old index's keyword
+        generation that round began at (`settled`: the swap checks that no write came after it)."""
+        key = (base.workspace, base.name)
+        old = self.store(base)
+        settled = old.keywords_generation
+        for _ in range(CATCH_UP_ROUNDS):
+            settled = old.keywords_generation
+            with self._guard:
+                noted, self._rebuilding[key] = self._rebuilding.get(key, set()), set()
+            theirs, mine = old.hashes(), fresh.hashes()
+            differ = {k for k in theirs.keys() | mine.keys() if theirs.get(k) != mine.get(k) and not k.startswith("source:")}
+            changed = False
+            for relpath in sorted(noted | differ):
+                try:
+                    changed = self._index_file(base, fresh, relpath) or changed
+                except Exception:  # the file is safe on disk; the next sync indexes it
+                    log.exception("indexing %s of %s/%s into its new index failed", relpath, base.workspace, base.name)
+            if not changed:
+                break
+        return settled
+
+    def _swap(self, base: KnowledgeBase, fresh: IndexStore, settled: int | None = None) -> None:
+        """A reindex's new index (sealed) in the place of the base's: once the searches using the old one end
+        (those that come meanwhile wait for the swap, as for `_let_go`)."""
+        key = (base.workspace, base.name)
+        with self._changed:
+            while key in self._closing:
+                self._changed.wait()
+            self._closing.add(key)
+            old = self._open.pop(key, None)
+        try:
+            if not base.folder.is_dir():
+                raise NotFound(f"Knowledge base {base.name!r} was deleted: `astra metis bases` lists those there are",
+                               code="BASE_NOT_FOUND")
+            placed = self._configured(fresh.swap(old, settled))
+            with self._guard:
+                self._open[key] = placed
+        finally:
+            with self._changed:
+                self._closing.discard(key)
+                self._changed.notify_all()
 
     def _plan(
-        self, base: KnowledgeBase, candidates: list[Candidate], known: dict[str, str], report: SyncReport, job: SyncJob
+        self, base: KnowledgeBase, store: IndexStore, candidates: list[Candidate], known: dict[str, str],
+        report: SyncReport, job: SyncJob,
     ) -> list[_Planned]:
         """Phase 1: every file read and hashed; the changed ones parsed (kept in memory up to KEEP_PARSED
         passages, read again later beyond), so the job knows the passages to come."""
@@ -499,7 +597,7 @@ class Index:
             if entry is None:  # not a document (any more)
                 if c.key in known:
                     with self.lock(base):
-                        report.removed += self.store(base).remove([c.key])
+                        report.removed += store.remove([c.key])
                 job.file_done()
                 continue
             n = len(entry.chunks)
@@ -515,7 +613,7 @@ class Index:
         return planned
 
     def _write_all(
-        self, base: KnowledgeBase, store: BaseIndex, embedder: Embedder | None, planned: list[_Planned],
+        self, base: KnowledgeBase, store: IndexStore, embedder: Embedder | None, planned: list[_Planned],
         known: dict[str, str], report: SyncReport, job: SyncJob,
     ) -> None:
         """Phase 2: embed a batch of about EMBED_BATCH passages (no lock held), write it in one short
@@ -543,7 +641,7 @@ class Index:
         self._flush(base, store, embedder, batch, known, report, job, embedded)
 
     def _flush(
-        self, base: KnowledgeBase, store: BaseIndex, embedder: Embedder | None, batch: list[_Planned],
+        self, base: KnowledgeBase, store: IndexStore, embedder: Embedder | None, batch: list[_Planned],
         known: dict[str, str], report: SyncReport, job: SyncJob, embedded: set[str], embed: bool = True,
     ) -> None:
         if not batch:
@@ -568,7 +666,7 @@ class Index:
         time.sleep(0)  # let a waiting reader or writer thread run before the next batch
 
     def _write_part(
-        self, base: KnowledgeBase, store: BaseIndex, embedder: Embedder | None, part: list[_Planned]
+        self, base: KnowledgeBase, store: IndexStore, embedder: Embedder | None, part: list[_Planned]
     ) -> list[_Planned]:
         """Write these files of a batch in one transaction; the ones written (not those indexed on their own since)."""
         while True:
@@ -619,7 +717,7 @@ class Index:
         )
 
     def _embed_entries(
-        self, store: BaseIndex, embedder: Embedder | None, entries: list[Entry], embedded: set[str],
+        self, store: IndexStore, embedder: Embedder | None, entries: list[Entry], embedded: set[str],
         job: SyncJob | None = None, yielding: bool = False,
     ) -> None:
         """Vectors for the chunks of the entries, EMBED_BATCH texts per call to the embedder (for a sync,

@@ -1,4 +1,5 @@
-"""One base's index: a SQLite file in the base's folder with FTS5 (keywords) and sqlite-vec (vectors).
+"""One base's index on SQLite (`SqliteIndexStore`, the default engine's `IndexStore`, protocol.py): a file in the
+base's folder with FTS5 (keywords) and sqlite-vec (vectors).
 
 Derived from the files, so it can be dropped and rebuilt at any time. Chunks live in a plain
 table; `chunks_fts` (contentless, BM25) and `chunks_vec` (vec0, cosine) share their rowids.
@@ -8,229 +9,43 @@ embedding that made them is kept in `meta` so a change of model is noticed.
 Searches by vector go to an HNSW sidecar (`index.vectors.usearch`, vectors.py) derived from
 `chunks_vec`; every change of vectors here moves `meta.vectors_generation` on and is handed to
 the sidecar after its commit. When the sidecar is not in step, the exact vec0 scan answers.
+
+A reindex builds a new index aside (`aside`: index.building.db and its sidecars, in the base's folder)
+while searches go on answering from this one, then `swap` puts it in place with one rename of index.db.
+What a reindex killed mid-way left is removed when the base's index is next opened (`_sweep`).
 """
 
 from __future__ import annotations
 
-import functools
-import hashlib
+import fcntl
 import json
 import logging
-import re
+import os
 import shutil
 import threading
-import unicodedata
 import uuid
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, Protocol, TypeVar, cast
+from typing import IO, TYPE_CHECKING, cast
 
 if TYPE_CHECKING:  # numpy is imported where vectors are read or written (listing bases does not load it)
     import numpy as np
 
-from ...engines.sqlite import Database, sqlite3
-from ...errors import NotFound, Unavailable
+from ...engines.sqlite import Database, connect, sqlite3
+from ...errors import Conflict
 from ...migrations import migrate
 from ...migrations.index import STEPS
-from ...util import iso
-from ..chunking import Chunk
+from ...util import fsync_dir, iso
 from .keywords import KeywordSidecar, Text
+from .passages import Entry, Row, StoredDocument, fingerprint, query_words, stored_document
+from .protocol import CLOSE_WAIT, IndexStore, Users, used
 from .vectors import VectorSidecar
 
 log = logging.getLogger("astralyx.metis")
 
-_WORD = re.compile(r"\w+", re.UNICODE)
-CLOSE_WAIT = 60.0  # seconds a store's closing waits for its users (a search, a batch of a sync) to end
-
-
-class IndexClosed(Unavailable):
-    """A store used after it was closed: its base was deleted, or its index dropped to be rebuilt."""
-
-    status, code = 503, "INDEX_CLOSED"
-
-
-class Users:
-    """Who uses a base's store now. Closing it (a reindex, the base deleted, the server stopping) waits until
-    no one does, then refuses every new use: a connection is never closed under a statement (SQLite's
-    extension crashed the process), nor used once closed, nor a file removed under a reader."""
-
-    def __init__(self) -> None:
-        self._cond = threading.Condition()
-        self._count = 0
-        self.closed = False
-
-    def enter(self) -> None:
-        with self._cond:
-            if self.closed:
-                raise IndexClosed("The base's index was closed meanwhile (the base deleted, or its index rebuilt): "
-                                  "try again")
-            self._count += 1
-
-    def leave(self) -> None:
-        with self._cond:
-            self._count -= 1
-            if not self._count:
-                self._cond.notify_all()
-
-    @contextmanager
-    def use(self) -> Iterator[None]:
-        self.enter()
-        try:
-            yield
-        finally:
-            self.leave()
-
-    def close(self, timeout: float = CLOSE_WAIT) -> bool:
-        """Refuse new uses once the current ones end; False if they did not end within `timeout` (the
-        store's resources are then left to the garbage collector rather than closed under a user)."""
-        with self._cond:
-            ended = self._cond.wait_for(lambda: not self._count, timeout)
-            self.closed = True
-            return ended
-
-
-class _Used(Protocol):
-    users: Users
-    path: Path  # index.db, in the base's folder
-
-
-_S = TypeVar("_S", bound=_Used)
-_P = ParamSpec("_P")
-_R = TypeVar("_R")
-
-
-def used(method: Callable[Concatenate[_S, _P], _R]) -> Callable[Concatenate[_S, _P], _R]:
-    """A store's method that reads or writes it: counted among its users (IndexClosed once it is closed)."""
-
-    def wrapper(self: _S, *args: _P.args, **kwargs: _P.kwargs) -> _R:
-        with self.users.use():
-            try:
-                return method(self, *args, **kwargs)
-            except Exception:
-                # The base deleted meanwhile: its folder went while a search ran (a thread of it opening its
-                # connection after the folder moved to the trash finds no file), which is not a server error.
-                if not self.path.parent.is_dir():
-                    raise NotFound("The knowledge base was deleted meanwhile: `astra metis bases` lists those there are",
-                                   code="BASE_NOT_FOUND") from None
-                raise
-
-    return cast("Callable[Concatenate[_S, _P], _R]", functools.wraps(method)(wrapper))
-
-# Kinds whose identical passages are indexed once. Not memory: each fact is a dated statement of its own
-# (a fact said again after another one is a second fact, and its status is what the reranker reads).
-MERGED_KINDS = frozenset({"docs", "notes", "saved"})
-
-
-def fingerprint(kind: str, text: str) -> str | None:
-    """What makes two passages the same (its kind and its text, NFKC with runs of spaces as one), or None
-    when passages of this kind are never merged."""
-    if kind not in MERGED_KINDS:
-        return None
-    norm = " ".join(unicodedata.normalize("NFKC", text).split())
-    return hashlib.blake2b(f"{kind}\0{norm}".encode(), digest_size=16).hexdigest() if norm else None
-
-
-def add_passage_copies(conn: sqlite3.Connection) -> None:
-    """Schema step 3 (migrations/index.py): identical passages indexed once. chunks.fingerprint (fingerprint() above; NULL: never
-    merged) and chunks.copy_of (NULL: the copy that is searched and answered; else the chunk answered
-    for it; a copy has no row in chunks_fts or chunks_vec). Chunks of an index.db made before get their
-    fingerprints here; copies among them leave the search tables (the sidecars see new generations)."""
-    if "copy_of" in {r[1] for r in conn.execute("PRAGMA table_info(chunks)")}:
-        return
-    conn.execute("ALTER TABLE chunks ADD COLUMN fingerprint TEXT")
-    conn.execute("ALTER TABLE chunks ADD COLUMN copy_of INTEGER")
-    conn.execute("CREATE INDEX IF NOT EXISTS chunks_fingerprint ON chunks(fingerprint) WHERE fingerprint IS NOT NULL")
-    conn.execute("CREATE INDEX IF NOT EXISTS chunks_copies ON chunks(copy_of) WHERE copy_of IS NOT NULL")
-    has_vec = conn.execute("SELECT 1 FROM sqlite_master WHERE name='chunks_vec'").fetchone() is not None
-    first: dict[str, int] = {}
-    moved = False
-    rows = conn.execute("SELECT c.id, d.kind, c.text FROM chunks c JOIN documents d ON d.id = c.doc_id ORDER BY c.id")
-    for cid, kind, text in rows.fetchall():
-        fp = fingerprint(kind, text)
-        if fp is None:
-            continue
-        answered = first.setdefault(fp, cid)
-        copy_of = None if answered == cid else answered
-        conn.execute("UPDATE chunks SET fingerprint=?, copy_of=? WHERE id=?", (fp, copy_of, cid))
-        if copy_of is not None:
-            conn.execute("DELETE FROM chunks_fts WHERE rowid=?", (cid,))
-            if has_vec:
-                conn.execute("DELETE FROM chunks_vec WHERE rowid=?", (cid,))
-            moved = True
-    if moved:  # (the step may run before the index's first meta rows are made)
-        for key in ("vectors_generation", "keywords_generation"):
-            conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES (?, '0')", (key,))
-        conn.execute(
-            "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key IN ('vectors_generation', 'keywords_generation')"
-        )
-
-
-@dataclass
-class StoredDocument:
-    key: str
-    origin: str
-    kind: str
-    label: str
-    title: str
-    hash: str
-    attrs: dict[str, Any]
-    size: int
-    chunks: int
-    indexed_at: str
-
-
-@dataclass
-class Row:
-    """A chunk with its document, as a search hit is made of."""
-
-    chunk_id: int
-    key: str
-    kind: str
-    label: str
-    title: str
-    text: str
-    headings: list[str]
-    line: int | None
-    page: int | None
-    attrs: dict[str, Any] = field(default_factory=dict)
-    also_in: int = 0  # how many other documents hold the same passage (indexed once, answered here)
-
-    @property
-    def where(self) -> str:
-        return Chunk(self.text, self.headings, self.line, self.page).where
-
-
-@dataclass
-class Entry:
-    """What to write for one document."""
-
-    key: str
-    origin: str
-    kind: str
-    label: str
-    title: str
-    hash: str
-    chunks: list[Chunk]
-    attrs: dict[str, Any] = field(default_factory=dict)
-    size: int = 0
-    vectors: np.ndarray | None = None  # (len(chunks), dims) or None for keywords only
-
-
-# The commonest English words: BM25 gives them almost no weight, but their long posting lists
-# make an OR query slow. Left out unless the query has nothing else.
-STOPWORDS = frozenset(
-    "a an and are as at be been but by can do does did for from had has have how i if in into is it its "
-    "me my no not of on or our so than that the their them then there these they this those to was we "
-    "were what when where which who whom why will with you your".split()
-)
-
-
-def query_words(text: str) -> list[str]:
-    """The words searched for: each once, lower case, the commonest left out unless nothing else."""
-    words = list(dict.fromkeys(w.lower() for w in _WORD.findall(text)))
-    return [w for w in words if w not in STOPWORDS] or words
+ASIDE = ".building"  # a reindex's new index, beside index.db until it is complete: index.building.db, its sidecars
+REINDEX_LOCK = ".reindex.lock"  # in the base's folder: held while a reindex builds aside (fcntl; a dead process's is free)
 
 
 def fts_query(text: str) -> str:
@@ -238,24 +53,19 @@ def fts_query(text: str) -> str:
     return " OR ".join(f'"{w}"' for w in query_words(text))
 
 
-def embedding_text(title: str, chunk: Chunk) -> str:
-    """What a chunk's vector is made from: its place in the document, then its text."""
-    context = list(chunk.headings)
-    if not context or context[0] != title:
-        context.insert(0, title)
-    return " › ".join(c for c in context if c) + "\n" + chunk.text
-
-
-class BaseIndex:
+class SqliteIndexStore:
     steps = STEPS  # its schema's migration steps, kept in `version_table` (`astra db migrate` reports them)
     version_table = "schema_version"
     # The keyword sidecar at any size (True), or only past `Index.keywords_from` passages: up to there FTS5's
     # bm25() answers in a few milliseconds, in the same order.
     keywords_at_any_size = False
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, sweep: bool = True) -> None:
         self.path = path
         self.users = Users()
+        if sweep:
+            _sweep(path)
+        self._held: IO[str] | None = None  # the reindex lock, held by an index built aside (`aside`)
         self.db = Database(path, extensions=True)  # in the base's folder (never made here: a deleted base's stays gone)
         migrate(self.db, STEPS)
         with self.db.transaction() as conn:  # who this index.db is: a copy of another one is told apart
@@ -291,11 +101,75 @@ class BaseIndex:
     def drop(self) -> None:
         """Remove index.db and the sidecars derived from it (closed first)."""
         self.close()
-        for suffix in ("", "-wal", "-shm"):
-            self.path.with_name(self.path.name + suffix).unlink(missing_ok=True)
-        for file in self.sidecar_paths:
-            file.unlink(missing_ok=True)
-        shutil.rmtree(self.path.with_name(f"{self.path.stem}.keywords.tantivy"), ignore_errors=True)
+        _remove(_files(self.path))
+
+    # -- a reindex: a new index built aside, then swapped in -----------------------------------
+    def aside(self) -> SqliteIndexStore:
+        """A new, empty index of this base, built beside this one (index.building.db and its sidecars) while
+        this one answers; `swap` puts it in this one's place once complete, `discard` removes it. It holds the
+        base's reindex lock until then: what a process killed meanwhile left is nobody's, removed at next open."""
+        held = _lock(self.path.parent)
+        if held is None:
+            raise Conflict("The base's index is being rebuilt by another process: wait for that reindex to finish",
+                           code="SYNC_RUNNING")
+        try:
+            _remove(_files(_aside_path(self.path)))  # a reindex killed mid-way left them
+            fresh = SqliteIndexStore(_aside_path(self.path), sweep=False)
+        except BaseException:
+            held.close()
+            raise
+        fresh._held = held
+        return fresh
+
+    def seal(self) -> None:
+        """An index built aside, complete: closed (its sidecars saved), its writes moved from its WAL into
+        index.building.db, so that one rename puts all of it in place."""
+        self.close()
+        conn = connect(self.path, extensions=True)
+        try:
+            conn.execute("PRAGMA journal_mode=DELETE")  # checkpoints the WAL and removes it (and the -shm)
+        finally:
+            conn.close()
+
+    def swap(self, old: IndexStore | None, settled: int | None = None) -> SqliteIndexStore:
+        """Put this index, built aside and sealed, in the base's index's place: `old` (the store open on it, if
+        any) closed once no one uses it, index.db replaced in one rename (a crash before it leaves the old index,
+        after it the new one: sidecars that do not match their index.db are rebuilt), then its sidecars moved
+        in. Answers the store open on the new index.db. (`settled`, the old index's keyword generation the new
+        one caught up with, is PostgreSQL's check against other replicas' writes: one process writes index.db.)"""
+        target = _main_path(self.path)
+        if old is not None:
+            old.close()
+        for suffix in ("-wal", "-shm", "-journal"):  # the old index's: never to be read with the new file
+            target.with_name(target.name + suffix).unlink(missing_ok=True)
+        os.replace(self.path, target)
+        fsync_dir(target.parent)
+        mine, theirs = _files(self.path), _files(target)
+        for built, place in zip(mine[4:7], theirs[4:7], strict=True):  # the sidecars
+            _remove([place])
+            if built.exists():
+                os.replace(built, place)
+        _remove(mine[7:])
+        fsync_dir(target.parent)
+        self._let_go_lock()
+        return SqliteIndexStore(target)
+
+    def discard(self) -> None:
+        """An index built aside that is not to be used (its reindex failed or was stopped): closed, removed."""
+        try:
+            self.users.close()
+            if self._vectors is not None:
+                self._vectors.close(save=False)
+            self.keywords.close()
+            self.db.close()
+            _remove(_files(self.path))
+        finally:
+            self._let_go_lock()
+
+    def _let_go_lock(self) -> None:
+        if self._held is not None:
+            self._held.close()  # closing the file lets the lock go
+            self._held = None
 
     # -- the keyword sidecar ------------------------------------------------------------------
     @property
@@ -303,14 +177,15 @@ class BaseIndex:
         return int(self.meta("keywords_generation") or 0)
 
     @used
-    def _keyword_snapshot(self) -> tuple[int, list[tuple[int, Text]]]:
+    def _keyword_snapshot(self, after: int = -1, limit: int | None = None) -> tuple[int, list[tuple[int, Text]]]:
+        """(keywords.Snapshot) The chunks of ids above `after`, by id, at most `limit`, and their generation."""
         conn = self.db.conn
         conn.execute("BEGIN")
         try:
             generation = int(conn.execute("SELECT value FROM meta WHERE key='keywords_generation'").fetchone()[0])
             rows = conn.execute(
                 "SELECT c.id, d.title, c.headings, c.text FROM chunks c JOIN documents d ON d.id = c.doc_id "
-                "WHERE c.copy_of IS NULL"
+                "WHERE c.copy_of IS NULL AND c.id > ? ORDER BY c.id LIMIT ?", (after, -1 if limit is None else limit),
             ).fetchall()
         finally:
             conn.execute("COMMIT")
@@ -351,6 +226,20 @@ class BaseIndex:
         with self._handing:
             handed = [g for name, g in self._handed if name == sidecar]
         return min(generation, min(handed) - 1) if handed else generation
+
+    def build_sidecars(self) -> None:
+        """The HNSW and keyword sidecars brought in step now (a large base's in the background)."""
+        sidecar = self.vectors_sidecar()
+        if sidecar is not None:
+            sidecar.ensure(self.generation)
+        self.keywords.ensure(self.keywords_generation)
+
+    def wait_sidecars(self) -> None:
+        """Until the sidecars' builds under way end."""
+        sidecar = self.vectors_sidecar()
+        if sidecar is not None:
+            sidecar.wait()
+        self.keywords.wait()
 
     # -- the vector sidecar -------------------------------------------------------------------
     @property
@@ -460,7 +349,7 @@ class BaseIndex:
     @used
     def document(self, key: str) -> StoredDocument | None:
         row = self.db.one("SELECT * FROM documents WHERE key=?", (key,))
-        return _doc(row) if row else None
+        return stored_document(row) if row else None
 
     @used
     def documents(self, origin: str | None = None) -> list[StoredDocument]:
@@ -468,7 +357,7 @@ class BaseIndex:
             rows = self.db.query("SELECT * FROM documents ORDER BY label")
         else:
             rows = self.db.query("SELECT * FROM documents WHERE origin=? ORDER BY label", (origin,))
-        return [_doc(r) for r in rows]
+        return [stored_document(r) for r in rows]
 
     @used
     def hashes(self) -> dict[str, str]:
@@ -730,6 +619,64 @@ class BaseIndex:
         }
 
 
+def _aside_path(path: Path) -> Path:
+    """index.db → index.building.db: where a reindex builds the index that replaces it."""
+    return path.with_name(f"{path.stem}{ASIDE}{path.suffix}")
+
+
+def _main_path(path: Path) -> Path:
+    """index.building.db → index.db."""
+    return path.with_name(f"{path.stem.removesuffix(ASIDE)}{path.suffix}")
+
+
+def _files(path: Path) -> list[Path]:
+    """index.db's files: the database and its journals, then the sidecars derived from it (HNSW graph and its
+    header, the keyword folder), named after its stem, and the temporaries the sidecars write beside them."""
+    stem = path.stem
+    graph = path.with_name(f"{stem}.vectors.usearch")
+    words = path.with_name(f"{stem}.keywords.tantivy")
+    return [
+        path, *(path.with_name(path.name + s) for s in ("-wal", "-shm", "-journal")),
+        graph, graph.with_suffix(".json"), words,
+        graph.with_name(f".{graph.name}.tmp"), words.with_name(f".{words.name}.building"), words.with_name(f".{words.name}.old"),
+    ]
+
+
+def _remove(files: Iterable[Path]) -> None:
+    for file in files:
+        if file.is_dir() and not file.is_symlink():
+            shutil.rmtree(file, ignore_errors=True)
+        else:
+            file.unlink(missing_ok=True)
+
+
+def _lock(folder: Path) -> IO[str] | None:
+    """The base's reindex lock (an open file: closing it lets go), or None when another holder has it."""
+    held = open(folder / REINDEX_LOCK, "a")  # noqa: SIM115 - held open until the reindex ends
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        held.close()
+        return None
+    return held
+
+
+def _sweep(path: Path) -> None:
+    """What a reindex killed mid-way left beside index.db (its index built aside), removed: unless a reindex
+    builds it now, in this process or another (the lock is theirs), the only one to make it."""
+    strays = [f for f in _files(_aside_path(path)) if f.exists() or f.is_symlink()]
+    if not strays:
+        return
+    held = _lock(path.parent)
+    if held is None:
+        return
+    try:
+        _remove(strays)
+        log.info("removed the index a reindex of %s left unfinished", path.parent)
+    finally:
+        held.close()
+
+
 def _file_id(path: Path) -> tuple[int, int] | None:
     try:
         st = path.stat()
@@ -738,8 +685,4 @@ def _file_id(path: Path) -> tuple[int, int] | None:
     return st.st_dev, st.st_ino
 
 
-def _doc(row: sqlite3.Row) -> StoredDocument:
-    return StoredDocument(
-        key=row["key"], origin=row["origin"], kind=row["kind"], label=row["label"], title=row["title"], hash=row["hash"],
-        attrs=json.loads(row["attrs"]), size=row["size"], chunks=row["chunks"], indexed_at=row["indexed_at"],
-    )
+_check: type[IndexStore] = SqliteIndexStore  # mypy: the SQLite store keeps the protocol's promises

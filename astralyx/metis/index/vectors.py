@@ -3,7 +3,7 @@
 Derived from `chunks_vec` in index.db, never the truth. index.db keeps a generation number in
 `meta` (`vectors_generation`, one more for every transaction that changes vectors) and an id of
 its own (`index_id`); the sidecar records both in `index.vectors.json` beside the graph. The
-code that writes chunks (BaseIndex.write/remove) hands each committed change to the sidecar,
+code that writes chunks (SqliteIndexStore.write/remove) hands each committed change to the sidecar,
 which applies it when it was in step with the generation before, so it follows adds, replaces
 and deletes without a rebuild. Anything else — no sidecar, a crash before it was saved, a copied
 index.db, another process writing, a corrupt file — shows as a generation that does not match:

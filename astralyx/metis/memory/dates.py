@@ -8,6 +8,9 @@ Read (English, any case): 2026-04-15; 15 April 2026, April 15(, 2026); April 202
 month after a word such as in, during, since, by, last (in September: the latest September up to
 today); a year (2026, in 2025); last / this year or month, yesterday, N days, months or years ago.
 The first date named wins. "Since", "before" and the like are read as the date itself.
+
+`named_dates` reads the dates a passage writes out in full (no relative ones): search moves up a passage
+dated within the period a question asks about (metis/cues.py).
 """
 
 from __future__ import annotations
@@ -132,3 +135,32 @@ def _month(year: int, month: int, said: str) -> Period:
 
 def _year(year: int, said: str) -> Period:
     return Period(datetime(year, 1, 1, tzinfo=UTC), datetime(year + 1, 1, 1, tzinfo=UTC), said)
+
+
+# The rules that need no "today": a date written out in full in a passage's text.
+_ABSOLUTE = [
+    ("iso", re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")),
+    ("day month year", re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MONTH},?\s+{_YEAR}\b", re.I)),
+    ("month day year", re.compile(rf"\b{_MONTH}\s+{_DAY},?\s+{_YEAR}\b", re.I)),
+    ("month year", re.compile(rf"\b{_MONTH},?\s+(?:of\s+)?{_YEAR}\b", re.I)),
+]
+
+
+def named_dates(text: str, most: int = 8) -> list[Period]:
+    """The dates a text writes out in full (2023-05-08, 8 May 2023, May 8, 2023, May 2023), at most `most`:
+    what a passage says it is dated (a saved chat turn "Ana (8 May 2023): …"). No relative dates: a
+    passage's "last year" is its writer's, not ours."""
+    found: list[tuple[int, Period]] = []
+    taken: list[tuple[int, int]] = []
+    today = date.max
+    for rule, pattern in _ABSOLUTE:
+        for m in pattern.finditer(text):
+            if any(a < m.end() and m.start() < b for a, b in taken):
+                continue  # "8 May 2023" is not also "May 2023"
+            period = _period(rule, m, today)
+            if period is not None:
+                found.append((m.start(), period))
+                taken.append((m.start(), m.end()))
+            if len(found) >= most:
+                break
+    return [p for _, p in sorted(found, key=lambda f: f[0])]

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from ...eos.catalog import Models
     from ...eos.deployments import Deployments
     from ...eos.runtimes import Runtimes
-    from ..bases import KnowledgeBases
+    from ..bases import KnowledgeBase, KnowledgeBases
     from .service import Memory
 
 # Without a context length from the runtime, assume Ollama's default window (4096 tokens).
@@ -282,6 +282,7 @@ def clean(raw: list[dict[str, Any]], lines: list[Line], *, source: str) -> Propo
 
 @dataclass
 class Call:
+    deployment: str = ""
     model_seconds: float = 0.0
     calls: int = 0
     retries: int = 0
@@ -315,26 +316,64 @@ class Extractor:
         # Reading a conversation for facts is the first step of keeping them.
         actor.require(WRITE_CONTENT)
         base = self.bases.get(actor, base_name)
+        self.check(base)
+        source = (source or "").strip() or "conversation"
+        if len(source) > 200:
+            raise Invalid("source is at most 200 characters", code="INVALID_CONVERSATION")
+        started = time.monotonic()
+        call = Call()
+        proposals, parts = self.propose(base, messages, source=source, said_at=said_at, today=today, call=call)
+        facts = self._preview(actor, base_name, proposals.facts)
+        return {
+            "knowledge_base": base_name,
+            "source": source,
+            "extractor": call.deployment,
+            "proposals": facts,
+            "left_out_secrets": proposals.left_out_secrets,
+            "windows": parts,
+            "timing": {
+                "seconds": round(time.monotonic() - started, 3),
+                "model_seconds": round(call.model_seconds, 3),
+                "model_calls": call.calls,
+            },
+        }
+
+    @staticmethod
+    def check(base: KnowledgeBase) -> None:
+        """A memory with an extractor, or 409 naming what to set."""
         if base.kind != "memory":
             raise Conflict(
-                f"{base_name!r} is a knowledge base of documents, not a memory: remember conversations in a memory "
+                f"{base.name!r} is a knowledge base of documents, not a memory: remember conversations in a memory "
                 "(astra metis create NAME --kind memory --extractor DEPLOYMENT)",
                 code="NOT_A_MEMORY",
             )
         if base.spec.extractor is None:
             raise Conflict(
-                f"The memory {base_name!r} has no extractor model: set spec.extractor.deployment to a chat deployment "
+                f"The memory {base.name!r} has no extractor model: set spec.extractor.deployment to a chat deployment "
                 f"(PUT {links.base('<name>')}), or keep facts by hand",
                 code="NO_EXTRACTOR",
             )
-        source = (source or "").strip() or "conversation"
-        if len(source) > 200:
-            raise Invalid("source is at most 200 characters", code="INVALID_CONVERSATION")
-        started = time.monotonic()
+
+    def propose(
+        self,
+        base: KnowledgeBase,
+        messages: Any,
+        *,
+        source: str,
+        said_at: str | None = None,
+        today: date | None = None,
+        known: dict[str, list[str]] | None = None,
+        call: Call | None = None,
+    ) -> tuple[Proposals, int]:
+        """The facts the extractor reads in one conversation (one call per window), cleaned; and how many windows.
+        No permission check and nothing kept: callers checked (extract, an import job started by its person)."""
+        self.check(base)
+        assert base.spec.extractor is not None
+        call = call if call is not None else Call()
         lines = conversation(messages, said_at=said_at)
         today = today or datetime.now(UTC).date()
-        known = self.memory.known_subjects(base)
-        deployment = base.spec.extractor.deployment
+        known = self.memory.known_subjects(base) if known is None else known
+        deployment = call.deployment = base.spec.extractor.deployment
         model = self._model(base.workspace, deployment)
 
         context = self._context_tokens(base.workspace, deployment, model)
@@ -348,26 +387,10 @@ class Extractor:
                 f"at most {MAX_WINDOWS}): send a part of it",
                 code="CONVERSATION_TOO_LONG",
             )
-        call = Call()
         raw: list[dict[str, Any]] = []
         for part in parts:
             raw.extend(self._read(model, deployment, part, today=today, known=known, max_tokens=answer_tokens, call=call))
-
-        proposals = clean(raw, lines, source=source)
-        facts = self._preview(actor, base_name, proposals.facts)
-        return {
-            "knowledge_base": base_name,
-            "source": source,
-            "extractor": deployment,
-            "proposals": facts,
-            "left_out_secrets": proposals.left_out_secrets,
-            "windows": len(parts),
-            "timing": {
-                "seconds": round(time.monotonic() - started, 3),
-                "model_seconds": round(call.model_seconds, 3),
-                "model_calls": call.calls,
-            },
-        }
+        return clean(raw, lines, source=source), len(parts)
 
     # -- the model -----------------------------------------------------------
     def _model(self, workspace: str, deployment: str) -> Any:

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from ...auth.actor import Actor
 from ...auth.roles import READ, WRITE_CONTENT
-from ...errors import BadRequest, Conflict, Invalid, NotFound, validation_message
+from ...errors import BadRequest, Conflict, Invalid, NotFound, describe
 from ...locks import folder_lock
 from ...util import iso, new_id
 from ..bases import KnowledgeBase, KnowledgeBases
@@ -138,13 +138,19 @@ class Memory:
             code="FACT_NOT_FOUND",
         )
 
-    def list(self, actor: Actor, base_name: str, *, history: bool = False, as_of: str | None = None) -> dict[str, Any]:
-        """Current facts grouped by subject; with history, what each replaced; as_of: what held then."""
+    def list(self, actor: Actor, base_name: str, *, history: bool = False, as_of: str | None = None,
+             subject: str | None = None, attribute: str | None = None) -> dict[str, Any]:
+        """Current facts grouped by subject; with history, what each replaced; as_of: what held then; subject,
+        attribute: only the facts about that subject, of that attribute (named as facts are matched: without case
+        and extra spaces). The API's listing and MCP's recall."""
         base = self.base(actor, base_name)
         facts = self.facts_in(base)
+        only = (norm_name(subject or ""), norm_name(attribute or ""))
         timelines: dict[tuple[str, str], list[Fact]] = {}
         for fact in facts:
-            timelines.setdefault(key_of(fact), []).append(fact)
+            key = key_of(fact)
+            if all(not wanted or wanted == part for wanted, part in zip(only, key, strict=True)):
+                timelines.setdefault(key, []).append(fact)
         at = as_of_moment(as_of) if as_of else None
         subjects: dict[str, dict[str, Any]] = {}
         counts = {"current": 0, "history": 0}
@@ -174,6 +180,10 @@ class Memory:
             answer["history_count"] = counts["history"]
         if as_of:
             answer["as_of"] = as_of
+        if only[0]:
+            answer["subject"] = subject
+        if only[1]:
+            answer["attribute"] = attribute
         return answer
 
     # -- keeping -----------------------------------------------------------
@@ -217,7 +227,7 @@ class Memory:
             try:
                 fact = raw if isinstance(raw, FactIn) else FactIn.model_validate(raw)
             except ValidationError as e:
-                raise Invalid(validation_message("fact" if len(facts) == 1 else f"facts[{i}]", e),
+                raise Invalid(describe(e, "fact" if len(facts) == 1 else f"facts[{i}]"),
                               code="INVALID_FACT") from None
             incoming.append(fact)
         # Secrets first, for the whole batch: nothing of any of them is written.

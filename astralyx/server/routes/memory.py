@@ -1,8 +1,8 @@
 """Facts of a memory: /v1/metis/knowledge-bases/<base>/memory.
 
 POST keeps facts ({"facts": [...]}, one step), GET lists the current ones grouped by subject
-(?history=true adds what each replaced, ?as_of=DATE what held then; a fact said again lists those
-dates in said_again), GET/PUT/DELETE …/memory/<id>
+(?history=true adds what each replaced, ?as_of=DATE what held then, ?subject=…&attribute=… only those,
+as MCP's recall; a fact said again lists those dates in said_again), GET/PUT/DELETE …/memory/<id>
 read, correct and forget one (DELETE ?history=true also forgets the older facts it replaced).
 """
 
@@ -32,10 +32,12 @@ def list_facts(
     base: str,
     history: bool = False,
     as_of: str | None = Query(None, description="What held on this date", json_schema_extra=DATE_PARAM),
+    subject: str | None = Query(None, description="Only facts about this subject (without regard to case)"),
+    attribute: str | None = Query(None, description="Only facts of this attribute (without regard to case)"),
     actor: Actor = Depends(get_actor),
     core: Astralyx = Depends(get_core),
 ) -> dict:
-    return core.memory.list(actor, base, history=history, as_of=as_of)
+    return core.memory.list(actor, base, history=history, as_of=as_of, subject=subject, attribute=attribute)
 
 
 @router.get("/{fact_id}", responses=errors(404, 409))

@@ -91,5 +91,6 @@ async def reindex(
     base: str, progress: bool = False, wait: bool = True,
     actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core),
 ):
-    """Drop the base's index and build it again from its files (a background job)."""
+    """Build the base's index again from its files, aside, then swap it in (a background job; searches meanwhile
+    answer from the old index)."""
     return await _answer(core, actor, base, "reindex", wait, progress)

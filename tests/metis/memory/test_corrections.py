@@ -12,8 +12,7 @@ from astralyx.metis.memory.store import JOURNAL, MemoryStore
 from astralyx.util import iso
 
 from .conftest import files
-from .test_restatements import ACME, GLOBEX, MEMORY, ana, split, timeline
-from .test_rules import keep
+from .kit import ACME, GLOBEX, MEMORY, ana, keep, split, timeline
 
 
 def _front(text: str) -> dict:

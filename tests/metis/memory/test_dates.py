@@ -8,7 +8,7 @@ import pytest
 
 from astralyx.metis.memory.dates import asked_period
 
-from .test_rules import fact, keep
+from .kit import fact, keep
 
 pytestmark = pytest.mark.engines  # indexes on SQLite and on PostgreSQL
 

@@ -14,28 +14,7 @@ from astralyx.metis.memory.facts import FactIn
 from astralyx.metis.memory.store import JOURNAL, MemoryStore
 
 from .conftest import files
-from .test_rules import fact, keep
-
-MEMORY = "/v1/metis/knowledge-bases/team/memory"
-ACME, GLOBEX = "Ana works at Acme.", "Ana works at Globex."
-
-
-def ana(sentence, said_at):
-    return fact("Ana", "employer", sentence, said_at)
-
-
-def timeline(client):
-    """Ana's employer, oldest first: (fact, held from, until, said_again, the fact that replaced it)."""
-    listing = client.get(MEMORY, params={"history": "true"}).json()
-    (group,) = listing["subjects"]
-    (item,) = group["facts"]
-    facts = [*reversed(item.get("replaced", [])), item]
-    by_id = {f["id"]: f for f in facts}
-    return [
-        (f["fact"], f["held"]["from"], f["held"]["until"], f.get("said_again", []),
-         by_id[f["replaced_by"]]["fact"] if f.get("replaced_by") else None)
-        for f in facts
-    ]
+from .kit import ACME, GLOBEX, MEMORY, ana, fact, keep, split, timeline
 
 
 def held_on(client, day):
@@ -134,12 +113,6 @@ def test_a_memory_written_before_said_again_reads_the_same(client, team):
     assert timeline(client) == SPLIT
 
 
-def split(client):
-    keep(client, ana(ACME, "2024-03-01"), ana(ACME, "2024-03-20"), ana(GLOBEX, "2024-03-10"))
-    listing = client.get(MEMORY, params={"history": "true"}).json()
-    item = listing["subjects"][0]["facts"][0]
-    acme2, globex, acme1 = item, *item["replaced"]
-    return acme1["id"], globex["id"], acme2["id"]
 
 
 def test_forget_the_fact_in_between_makes_the_two_one_fact_again(client, team):

@@ -5,32 +5,15 @@ from __future__ import annotations
 import pytest
 
 from .conftest import files
+from .kit import fact, keep
 
 pytestmark = pytest.mark.engines  # on SQLite and on PostgreSQL
 
 
-def keep(client, *facts, base="team"):
-    r = client.post(f"/v1/metis/knowledge-bases/{base}/memory", json={"facts": list(facts)})
-    assert r.status_code == 200, r.text
-    return r.json()
 
 
-def fact(subject, attribute, sentence, said_at=None, source="chat: standup"):
-    data = {"subject": subject, "attribute": attribute, "fact": sentence, "source": source}
-    if said_at:
-        data["said_at"] = said_at
-    return data
 
 
-def three_roles(client):
-    """Ana's role three times over a year (intern, data lead, research) and Bruno's city; the kept facts."""
-    return keep(
-        client,
-        fact("Ana", "role", "Ana is an intern.", "2026-01-01"),
-        fact("Ana", "role", "Ana leads the data team.", "2026-06-01"),
-        fact("Ana", "role", "Ana works in research.", "2026-10-12"),
-        fact("Bruno", "city", "Bruno lives in Recife.", "2026-10-01"),
-    )["facts"]
 
 
 def test_new_subject_or_attribute_is_current(client, team):

@@ -12,7 +12,7 @@ from astralyx.metis.bases import BaseRequest
 from astralyx.metis.memory.facts import Fact, render
 from astralyx.metis.memory.store import JOURNAL
 
-from .test_rules import fact, keep, three_roles
+from .kit import fact, keep, three_roles
 
 pytestmark = pytest.mark.engines  # indexes on SQLite and on PostgreSQL
 
@@ -105,7 +105,7 @@ def test_history_is_found_among_many_current_facts(client, team):
 
 
 def test_hybrid_search_of_a_memory_with_an_embedding(client, core):
-    from ..test_index import ConceptEmbedder, make_base
+    from ..kit import ConceptEmbedder, make_base
 
     make_base(core, "team", embedder=ConceptEmbedder(), kind="memory")
     intern, lead, research, bruno = three_roles(client)

@@ -17,7 +17,7 @@ from astralyx.metis.memory.facts import Fact, render
 from astralyx.metis.memory.store import JOURNAL
 
 from .conftest import files
-from .test_rules import fact, keep, three_roles
+from .kit import fact, keep, three_roles
 
 pytestmark = pytest.mark.engines  # on SQLite and on PostgreSQL
 
