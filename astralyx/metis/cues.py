@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any
 
 from .memory.dates import MONTHS, Period, asked_period, named_dates
@@ -106,7 +106,17 @@ SAID_BEFORE = timedelta(days=1)
 
 
 def dated_in(hit: Any, period: Period) -> bool:
-    """Was the passage said, or does it say a date, within the period asked about?"""
+    """Was the passage said, or does it say a date, within the period asked about? A period named without
+    its year ("in June") is taken in the year of the passage's date (or the year before: said in January of
+    a December), not only in the latest year, so that a memory of older chats answers it too."""
+    def within(said: datetime, ends: datetime | None = None) -> bool:
+        for p in _years_of(period, said):
+            if ends is None and p.start - SAID_BEFORE <= said < p.end + SAID_AFTER:
+                return True
+            if ends is not None and said < p.end + SAID_AFTER and ends > p.start - SAID_BEFORE:
+                return True
+        return False
+
     attrs = hit.attrs or {}
     for key in ("said_at", "date"):
         value = attrs.get(key)
@@ -115,9 +125,12 @@ def dated_in(hit: Any, period: Period) -> bool:
                 said = moment(value)
             except (ValueError, TypeError):
                 continue
-            if period.start - SAID_BEFORE <= said < period.end + SAID_AFTER:
+            if within(said):
                 return True
-    for named in named_dates(hit.text[:2000]):
-        if named.start < period.end + SAID_AFTER and named.end > period.start - SAID_BEFORE:
-            return True
-    return False
+    return any(within(named.start, named.end) for named in named_dates(hit.text[:2000]))
+
+
+def _years_of(period: Period, said: datetime) -> list[Period]:
+    if not period.yearless:
+        return [period]
+    return [period.in_year(said.year), period.in_year(said.year - 1)]

@@ -16,7 +16,7 @@ dated within the period a question asks about (metis/cues.py).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta
 
 MONTHS = {
@@ -57,6 +57,19 @@ class Period:
     start: datetime
     end: datetime
     said: str
+    # Named without its year ("in June", "on 8 May"): read as the latest such up to today, but it may be
+    # another year's (a memory of older chats): search's date bonus takes it in any year (metis/cues.py).
+    yearless: bool = False
+
+    def in_year(self, year: int) -> Period:
+        """The same days in another year (29 February becomes the 28th)."""
+        def moved(moment: datetime) -> datetime:
+            shift = year - self.start.year
+            try:
+                return moment.replace(year=moment.year + shift)
+            except ValueError:
+                return moment.replace(year=moment.year + shift, day=28)
+        return Period(moved(self.start), moved(self.end), self.said, self.yearless)
 
     def overlaps(self, since: datetime, until: datetime | None) -> bool:
         """Did something that held from `since` until `until` (None: still) hold at some time in it?"""
@@ -89,7 +102,7 @@ def _period(rule: str, m: re.Match[str], today: date) -> Period | None:
             return _month(int(m[2]), MONTHS[m[1].lower()], said)
         if rule == "month":
             month = MONTHS[m[1].lower()]
-            return _month(today.year if month <= today.month else today.year - 1, month, said)
+            return replace(_month(today.year if month <= today.month else today.year - 1, month, said), yearless=True)
         if rule == "relative":
             if said.lower() == "yesterday":
                 return _days(today - timedelta(days=1), 1, said)
@@ -119,7 +132,7 @@ def _day(day: int, month: int, year: str | None, today: date, said: str) -> Peri
     if year:
         return _days(date(int(year), month, day), 1, said)
     this_year = date(today.year, month, day)
-    return _days(this_year if this_year <= today else date(today.year - 1, month, day), 1, said)
+    return replace(_days(this_year if this_year <= today else date(today.year - 1, month, day), 1, said), yearless=True)
 
 
 def _days(first: date, n: int, said: str) -> Period:

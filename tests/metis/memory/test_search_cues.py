@@ -8,7 +8,7 @@ from datetime import UTC, date, datetime
 import pytest
 
 from astralyx.metis import search as search_module
-from astralyx.metis.cues import cues, names_match, speaker
+from astralyx.metis.cues import cues, dated_in, names_match, speaker
 from astralyx.metis.memory.dates import named_dates
 from astralyx.metis.search import Hit
 
@@ -77,6 +77,20 @@ def test_a_fact_said_in_the_period_asked_about_comes_first(client, team, monkeyp
     assert search(client, question)[0] == "Ana went on a long hiking trip in the mountains with friends."
     monkeypatch.setattr(search_module, "DATE_BONUS", 0.0)
     assert search(client, question)[0] == "Ana went hiking."  # shorter: BM25's first
+
+
+def test_a_month_named_without_its_year_is_taken_in_the_year_a_passage_was_said():
+    # "in June" asked in 2026 of a memory of 2023 chats: June 2023 is June too (a bonus, never a filter).
+    asked = cues("What did Ana do in June?", today=date(2026, 12, 1)).period
+    assert asked is not None and asked.yearless and asked.start == datetime(2026, 6, 1, tzinfo=UTC)
+    assert dated_in(hit("x", said_at="2023-06-14"), asked) and dated_in(hit("Ana (20 June 2021): hi"), asked)
+    assert dated_in(hit("x", said_at="2023-07-05"), asked)  # said a few days after: it tells of June
+    assert not dated_in(hit("x", said_at="2023-03-14"), asked) and not dated_in(hit("Ana (8 May 2023): hi"), asked)
+    # With its year, only that year; "on 8 May" without one, any year's 8 May.
+    dated = cues("What did Ana do in June 2026?", today=date(2026, 12, 1)).period
+    assert dated is not None and not dated.yearless and not dated_in(hit("x", said_at="2023-06-14"), dated)
+    day = cues("What did Ana say on 8 May?", today=date(2026, 12, 1)).period
+    assert day is not None and day.yearless and dated_in(hit("x", said_at="2023-05-08"), day)
 
 
 def test_saved_chat_lines_by_the_speaker_asked_about_come_first(core, client, monkeypatch):
