@@ -45,6 +45,16 @@ class Settings:
         default=1000,
         metadata={"help": "Passages from one file above which a sync reports it (a print page copying the others?)."},
     )
+    exact_search: bool = field(
+        default=False,
+        metadata={"help": "Searches read each base's index alone (FTS5 and the exact vector scan), never the HNSW "
+                          "and tantivy sidecars: exact answers over speed (the benches measure both)."},
+    )
+    yield_to_searches: bool = field(
+        default=True,
+        metadata={"help": "A sync embeds in slices and waits while searches run, so they answer first; off: a sync "
+                          "takes the cores whatever runs (the sync bench measures both)."},
+    )
     default_embedding_model: str = field(
         default="multilingual-e5-small-int8",
         metadata={"help": "Model of the embedded embedding deployment a new workspace gets."},

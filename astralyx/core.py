@@ -10,7 +10,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-from . import locks
 from .auth import Keys, Workspaces
 from .auth.roles import INSTANCE_WORKSPACE
 from .config import Settings
@@ -21,6 +20,7 @@ from .eos.deployments import Deployments, DeploymentSpec, EmbeddedRuntime
 from .eos.gateway import Gateway
 from .eos.receipts import Receipts
 from .eos.runtimes import Runtimes
+from .locks import Locks
 from .metis.bases import WORKSPACE_EMBEDDING, KnowledgeBases
 from .metis.documents import Documents
 from .metis.exchange import Exchange
@@ -54,8 +54,9 @@ class Astralyx:
         # The records: astralyx.db here, or PostgreSQL (database_url); brought to the latest schema version.
         self.db = open_records(self.home, self.settings.database_url or None, self.settings)
         migrate(self.db, RECORD_STEPS)
-        # Under PostgreSQL the bases' folders are locked with its advisory locks: replicas share them.
-        locks.use_postgres(self.home, self.settings.database_url or None)
+        # Folders are locked with fcntl, or under PostgreSQL with its advisory locks (replicas share them): one
+        # Locks for everyone who writes here, so each core locks by its own engine.
+        self.locks = Locks(self.home, self.settings.database_url or None)
         self.workspaces = Workspaces(self.db)
         self.keys = Keys(self.db)
         self.models = Models(self.home)
@@ -68,29 +69,32 @@ class Astralyx:
                                     source_roots=SourceRoots(self.home, parse_roots(self.settings.source_roots)))
         self.bases.health = self.runtimes.health  # a base created without saying embeds with e5-small if it can run
         # Every file of a base is written through one writer; the index hears of each change from it.
-        self.writer = Writer()
-        self.notes = Notes(self.bases, self.writer)
+        self.writer = Writer(self.locks)
+        self.notes = Notes(self.bases, self.writer, locks=self.locks)
         self.index = Index(self.bases, self.runtimes)
         # Where each base's index lives: index.db in its folder, or a schema of the PostgreSQL database.
         if opener := index_opener(self.settings.database_url or None):
             self.index.open_store = opener
         self.index.large_file = self.settings.large_file_passages
+        self.index.exact = self.settings.exact_search
+        self.index.yield_to_searches = self.settings.yield_to_searches
         self.writer.subscribers.append(self.index.on_change)
         self.bases.on_delete.append(self.index.drop)
         self.search = Search(self.bases, self.index)
-        self.documents = Documents(self.bases, self.index, self.writer, SyncJobs(JobStore(self.db)))
-        self.memory = Memory(self.bases, self.writer)
+        self.documents = Documents(self.bases, self.index, self.writer, SyncJobs(JobStore(self.db)), locks=self.locks)
+        self.memory = Memory(self.bases, self.writer, locks=self.locks)
         # Export and import of a base: its spec, files and model saves as one archive; a memory's facts as markdown.
-        self.exchange = Exchange(self.db, self.bases, self.memory, self.documents)
+        self.exchange = Exchange(self.db, self.bases, self.memory, self.documents, locks=self.locks)
         # Facts are passages of their memory (current first).
         install_memory_search(self.index, self.search)
         # Remember a conversation: the base's extractor proposes facts, the memory says what each would become.
         self.extractor = Extractor(self.bases, self.memory, self.runtimes, self.deployments, self.models)
         # Chat archives imported into a memory: the chosen conversations read by the extractor in the background.
-        self.imports = Imports(self.bases, self.memory, self.extractor)
+        self.imports = Imports(self.bases, self.memory, self.extractor, locks=self.locks)
         # Built-in tools of chat deployments (checked when a deployment is put), model saves, receipts, the gateway.
         self.deployments.validators.append(tool_specs.spec_validator(self.bases.find))
-        self.saves = Saves(self.db, self.bases, self.notes, draft_days=self.settings.draft_expiry_days)
+        self.saves = Saves(self.db, self.bases, self.notes, draft_days=self.settings.draft_expiry_days,
+                            locks=self.locks)
         self.bases.on_delete.append(self.saves.forget_base)
         self.receipts = Receipts(self.db, self.home)
         self.gateway = Gateway(self.db, self.deployments, self.runtimes, self.bases, self.search, self.saves,
@@ -108,11 +112,10 @@ class Astralyx:
         sync of every base is `sync_all`, run by `astra serve`."""
         if self._started:
             return self
-        locks.use_postgres(self.home, self.settings.database_url or None)  # again after a close
         self._bootstrap()
         self.memory.repair_interrupted()  # each repair holds its base's lock: safe beside another replica's writes
         self.imports.reopen()
-        with locks.job(self.home, "start") as mine:  # once across replicas starting together
+        with self.locks.job("start") as mine:  # once across replicas starting together
             if mine:
                 self.bases.purge_trash()
                 self.saves.purge_expired_drafts()
@@ -125,7 +128,7 @@ class Astralyx:
         """A new data directory gets workspace `default` and an admin key. Under a lock of the data directory
         (an advisory lock under PostgreSQL): processes or replicas starting together on a new one make one
         workspace and one admin key, the others wait and find them."""
-        with locks.folder_lock(self.home / ".jobs" / "bootstrap"):
+        with self.locks.folder(self.home / ".jobs" / "bootstrap"):
             self._bootstrap_locked()
 
     def _bootstrap_locked(self) -> None:
@@ -157,7 +160,7 @@ class Astralyx:
         """Sync every base's index with its files and sources (at server start, e.g. in a thread):
         a job per base, one after another, each with its status at GET …/knowledge-bases/<b>/sync.
         Across replicas starting together, one syncs; the others skip it ({})."""
-        with locks.job(self.home, "sync-all") as mine:
+        with self.locks.job("sync-all") as mine:
             return self.documents.sync_all() if mine else {}
 
     def close(self) -> None:
@@ -168,5 +171,3 @@ class Astralyx:
         self.index.close_all()
         self.db.close()
         self._started = False
-        if self.settings.database_url:
-            locks.use_postgres(self.home, None)

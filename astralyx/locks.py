@@ -1,12 +1,13 @@
 """A lock per folder that holds across threads and processes, and across replicas.
 
-On one machine (SQLite) it is an fcntl lock on `folder/.lock`. Under the PostgreSQL engine
-(`use_postgres(home, url)`, set by the core) the folders of that data directory are locked with
-PostgreSQL advisory locks instead, named by the folder's path inside the data directory, so
-replicas on several machines sharing one data directory never interleave writes to one base.
+The core builds one `Locks` for its data directory and hands it to whoever writes there (the writer, notes, saves,
+memory, documents, imports, exchange). On one machine (SQLite) a folder's lock is an fcntl lock on `folder/.lock`.
+When the data directory's engine is PostgreSQL, its folders are locked with PostgreSQL advisory locks instead,
+named by the folder's path inside the data directory, so replicas on several machines sharing one data directory
+never interleave writes to one base. Each core locks by its own engine: nothing here is switched process-wide.
 
-`job(home, name)` is the lock of a job that should run once, not once per process or replica
-(start-up repair, the sync of every base): whoever gets it runs the job, the others skip it.
+`Locks.job(name)` is the lock of a job that should run once, not once per process or replica (start-up repair,
+the sync of every base): whoever gets it runs the job, the others skip it.
 """
 
 from __future__ import annotations
@@ -18,64 +19,72 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+# Within this process a folder is one lock whichever core takes it (flock excludes open files, not threads):
+# a thread lock per resolved path, and how deep each thread holds it (re-entrant).
 _thread_locks: dict[str, threading.RLock] = {}
 _guard = threading.Lock()
 _held = threading.local()
-_postgres: dict[str, str] = {}  # resolved data directory → PostgreSQL URL whose advisory locks it uses
 
 
-def use_postgres(home: Path, url: str | None) -> None:
-    """Lock the folders under `home` with advisory locks of the database at `url` (None: fcntl again)."""
-    key = str(home.resolve())
-    with _guard:
-        if url:
-            _postgres[key] = url
-        else:
-            _postgres.pop(key, None)
+class Locks:
+    """How the folders of one data directory are locked: fcntl, or advisory locks of the PostgreSQL database at
+    `url` (a folder outside `home` is locked with fcntl either way)."""
 
+    def __init__(self, home: Path, url: str | None = None) -> None:
+        self.home = home
+        self.url = url or None
+        self._root = str(home.resolve())
 
-def _postgres_name(path: str) -> tuple[str, str] | None:
-    """(URL, lock name) when `path` is under a data directory on PostgreSQL."""
-    with _guard:
-        for root, url in _postgres.items():
-            if path == root or path.startswith(root + os.sep):
-                return url, "astralyx:folder:" + os.path.relpath(path, root)
-    return None
+    @contextmanager
+    def folder(self, folder: Path) -> Iterator[None]:
+        """Exclusive lock on a folder; re-entrant within a thread."""
+        key = str(folder.resolve())
+        with _guard:
+            tlock = _thread_locks.setdefault(key, threading.RLock())
+        with tlock:
+            held: dict[str, int] = getattr(_held, "counts", None) or {}
+            _held.counts = held
+            if held.get(key):
+                held[key] += 1
+                try:
+                    yield
+                finally:
+                    held[key] -= 1
+                return
+            folder.mkdir(parents=True, exist_ok=True)
+            with self._exclusive(folder, key, wait=True):
+                held[key] = 1
+                try:
+                    yield
+                finally:
+                    held[key] = 0
 
-
-@contextmanager
-def folder_lock(folder: Path) -> Iterator[None]:
-    """Exclusive lock on a folder; re-entrant within a thread."""
-    key = str(folder.resolve())
-    with _guard:
-        tlock = _thread_locks.setdefault(key, threading.RLock())
-    with tlock:
-        held: dict[str, int] = getattr(_held, "counts", None) or {}
-        _held.counts = held
-        if held.get(key):
-            held[key] += 1
-            try:
-                yield
-            finally:
-                held[key] -= 1
-            return
+    @contextmanager
+    def job(self, name: str, under: Path | None = None) -> Iterator[bool]:
+        """True inside when this process runs the job `name` (of the data directory, or of the folder `under`) now;
+        False when another process or replica is running it (then skip it)."""
+        folder = (under or self.home) / ".jobs" / name
         folder.mkdir(parents=True, exist_ok=True)
-        with _exclusive(folder, key, wait=True):
-            held[key] = 1
+        with self._exclusive(folder, str(folder.resolve()), wait=False) as got:
+            yield got
+
+    @contextmanager
+    def _exclusive(self, folder: Path, key: str, *, wait: bool) -> Iterator[bool]:
+        if self.url and (key == self._root or key.startswith(self._root + os.sep)):
+            with advisory(self.url, "astralyx:folder:" + os.path.relpath(key, self._root), wait=wait) as got:
+                yield got
+            return
+        with open(folder / ".lock", "a") as f:
             try:
-                yield
+                fcntl.flock(f, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+                got = True
+            except BlockingIOError:
+                got = False
+            try:
+                yield got
             finally:
-                held[key] = 0
-
-
-@contextmanager
-def job(home: Path, name: str) -> Iterator[bool]:
-    """True inside when this process runs the job `name` now; False when another process or
-    replica is running it (then skip it)."""
-    folder = home / ".jobs" / name
-    folder.mkdir(parents=True, exist_ok=True)
-    with _exclusive(folder, str(folder.resolve()), wait=False) as got:
-        yield got
+                if got:
+                    fcntl.flock(f, fcntl.LOCK_UN)
 
 
 @contextmanager
@@ -109,24 +118,3 @@ def advisory(url: str, name: str, *, wait: bool) -> Iterator[bool]:
                 except Exception:
                     if not conn.broken:  # a session that broke let its locks go with it
                         raise
-
-
-@contextmanager
-def _exclusive(folder: Path, key: str, *, wait: bool) -> Iterator[bool]:
-    on_postgres = _postgres_name(key)
-    if on_postgres is not None:
-        url, name = on_postgres
-        with advisory(url, name, wait=wait) as got:
-            yield got
-        return
-    with open(folder / ".lock", "a") as f:
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
-            got = True
-        except BlockingIOError:
-            got = False
-        try:
-            yield got
-        finally:
-            if got:
-                fcntl.flock(f, fcntl.LOCK_UN)

@@ -199,8 +199,7 @@ def main() -> None:
         tmp = Path(tmp_name)
         src = tmp / "folder"
         write_files(src, texts[: args.seed], "a")
-        core = Astralyx(Settings.load(tmp / "home")).start()
-        core.index.yield_to_searches = not args.no_yield
+        core = Astralyx(Settings.load(tmp / "home", yield_to_searches=not args.no_yield)).start()
         if args.no_yield:
             core.documents.jobs.nice = 0
         deployment, upstream = "e5-small", None

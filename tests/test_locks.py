@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import os
 import threading
 
 import psycopg
 import pytest
 
-from astralyx import locks
+from astralyx.auth.actor import Actor
+from astralyx.config import Settings
+from astralyx.core import Astralyx
+from astralyx.engines import lock_id
+from astralyx.locks import Locks
+from astralyx.metis.bases import parse_request
+
+OWNER = Actor.local_owner("default")
 
 
 def advisory_locks(url: str) -> int:
@@ -23,49 +31,45 @@ def in_another_thread(fn):
     return out[0]
 
 
-def other_job(home, name) -> bool:
+def other_job(locks: Locks, name) -> bool:
     def attempt() -> bool:
-        with locks.job(home, name) as mine:
+        with locks.job(name) as mine:
             return mine
 
     return in_another_thread(attempt)
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
-def engine_home(request, tmp_path):
+def engine_locks(request, tmp_path):
     home = tmp_path / "home"
     home.mkdir()
     if request.param == "sqlite":
-        yield home, None
+        yield Locks(home), None
         return
     with request.getfixturevalue("postgres_server").database() as url:
-        locks.use_postgres(home, url)
-        try:
-            yield home, url
-        finally:
-            locks.use_postgres(home, None)
+        yield Locks(home, url), url
 
 
-def test_a_job_runs_in_one_place_at_a_time(engine_home):
-    home, _ = engine_home
-    with locks.job(home, "sync-all") as mine:
+def test_a_job_runs_in_one_place_at_a_time(engine_locks):
+    locks, _ = engine_locks
+    with locks.job("sync-all") as mine:
         assert mine
-        assert other_job(home, "sync-all") is False  # another process or replica skips it
-        assert other_job(home, "start") is True  # another job is free
-    assert other_job(home, "sync-all") is True
+        assert other_job(locks, "sync-all") is False  # another process or replica skips it
+        assert other_job(locks, "start") is True  # another job is free
+    assert other_job(locks, "sync-all") is True
 
 
-def test_a_folder_lock_waits_for_its_holder_and_is_reentrant(engine_home):
-    home, url = engine_home
-    folder = home / "bases/default/team"
+def test_a_folder_lock_waits_for_its_holder_and_is_reentrant(engine_locks):
+    locks, url = engine_locks
+    folder = locks.home / "bases/default/team"
     order: list[str] = []
 
     def other() -> None:
-        with locks.folder_lock(folder):
+        with locks.folder(folder):
             order.append("other")
 
-    with locks.folder_lock(folder):
-        with locks.folder_lock(folder):  # the same thread again: no deadlock
+    with locks.folder(folder):
+        with locks.folder(folder):  # the same thread again: no deadlock
             if url:
                 assert advisory_locks(url) == 1
                 assert not (folder / ".lock").exists()  # not a file lock on PostgreSQL
@@ -75,3 +79,32 @@ def test_a_folder_lock_waits_for_its_holder_and_is_reentrant(engine_home):
             order.append("holder")
     waiter.join(10)
     assert order == ["holder", "other"]
+
+
+def fact(text: str) -> dict:
+    return {"subject": "Ana", "attribute": "role", "fact": text, "source": "chat: x", "said_at": "2026-09-01"}
+
+
+@pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
+def test_closing_one_core_leaves_another_on_the_same_home_locking_by_its_engine(core, database_url):
+    """Two cores on one data directory in one process (two replicas, as the domain sees them): closing one does
+    not turn the other's folder locks into file locks of this machine."""
+    core.bases.create(OWNER, parse_request({"metadata": {"name": "team"}, "spec": {"kind": "memory"}}))
+    second = Astralyx(Settings.load(core.home)).start()
+    second.close()
+    folder = core.bases.folder("default", "team")
+    core.memory.keep(OWNER, "team", [fact("Ana leads the data team.")])
+    assert not (folder / ".lock").exists()  # still PostgreSQL's advisory lock, not an fcntl lock file
+
+    # A replica elsewhere holding the base's lock is waited for.
+    lock = lock_id("astralyx:folder:" + os.path.relpath(folder.resolve(), core.home.resolve()))
+    kept: list[dict] = []
+    with psycopg.connect(database_url, autocommit=True) as replica:
+        replica.execute("SELECT pg_advisory_lock(%s)", (lock,))
+        writer = threading.Thread(target=lambda: kept.append(core.memory.keep(OWNER, "team", [fact("Ana joined research.")])))
+        writer.start()
+        writer.join(0.3)
+        assert writer.is_alive() and not kept
+        replica.execute("SELECT pg_advisory_unlock(%s)", (lock,))
+        writer.join(30)
+    assert kept and kept[0]["facts"]

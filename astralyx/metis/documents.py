@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ..auth.actor import Actor
 from ..auth.roles import READ, WRITE_CONTENT
 from ..errors import BadRequest, Conflict, NotFound
-from ..locks import folder_lock
+from ..locks import Locks
 from ..util import iso, sha256
 from .bases import KnowledgeBase, KnowledgeBases
 from .document_ids import document_id
@@ -48,8 +48,10 @@ def safe_name(name: str) -> str:
 
 
 class Documents:
-    def __init__(self, bases: KnowledgeBases, index: Index, writer: Writer, jobs: SyncJobs | None = None) -> None:
+    def __init__(self, bases: KnowledgeBases, index: Index, writer: Writer, jobs: SyncJobs | None = None, *,
+                 locks: Locks) -> None:
         self.bases = bases
+        self.locks = locks
         self.index = index
         self.writer = writer  # uploads are written through it (the index hears of them there)
         self.jobs = jobs or SyncJobs()  # the core's share their status through the records database
@@ -195,7 +197,7 @@ class Documents:
         check_supported(name)
         parse_file(document_id(base.name, name), name, data)  # an unreadable file is refused, not kept
         target = base.folder / UPLOADS / name
-        with folder_lock(base.folder):
+        with self.locks.folder(base.folder):
             replaced = target.exists()
             change = self.writer.write(base, f"{UPLOADS}/{name}", data, emit=False)
         self.writer.emit([change])  # indexed now, or right after a sync that is running
@@ -236,7 +238,7 @@ class Documents:
         if name != safe_name(name):
             raise NotFound(f"No uploaded file {name!r} in {base.name}", code="FILE_NOT_FOUND")
         target = base.folder / UPLOADS / name
-        with folder_lock(base.folder):
+        with self.locks.folder(base.folder):
             if not target.is_file() or target.is_symlink():
                 raise NotFound(f"No uploaded file {name!r} in {base.name}: `astra metis files` lists them", code="FILE_NOT_FOUND")
             gone = self.writer.remove(base, f"{UPLOADS}/{name}", emit=False)

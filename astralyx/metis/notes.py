@@ -22,7 +22,7 @@ import yaml
 from ..auth.actor import Actor
 from ..auth.roles import WRITE_CONTENT
 from ..errors import BadRequest, Conflict, NotFound, TooLarge
-from ..locks import folder_lock
+from ..locks import Locks
 from ..util import sha256
 from .bases import KnowledgeBase, KnowledgeBases
 from .parsing import MAX_TEXT_CHARS
@@ -141,8 +141,9 @@ def parse(text: str) -> tuple[dict[str, Any], str]:
 
 
 class Notes:
-    def __init__(self, bases: KnowledgeBases, writer: Writer) -> None:
+    def __init__(self, bases: KnowledgeBases, writer: Writer, *, locks: Locks) -> None:
         self.bases = bases
+        self.locks = locks
         self.writer = writer  # every note is written through it (the index hears of it there)
 
     # -- paths -------------------------------------------------------------
@@ -241,7 +242,7 @@ class Notes:
         self._check_writable(base, area, path)
         check_text(content)
         file = self.resolve(base, area, path)
-        with folder_lock(base.folder):
+        with self.locks.folder(base.folder):
             exists = file.exists()
             if exists and create_only:
                 raise Conflict(f"A note {path!r} exists already: choose another path or replace it", code="NOTE_EXISTS")
@@ -261,7 +262,7 @@ class Notes:
         path = check_path(path)
         self._check_writable(base, area, path)
         file = self.resolve(base, area, path)
-        with folder_lock(base.folder):
+        with self.locks.folder(base.folder):
             if not file.exists():
                 raise NotFound(f"No note {path!r} in {base.name}/{AREAS[area]}", code="NOTE_NOT_FOUND")
             _check_version(file, path, if_match)

@@ -30,7 +30,7 @@ from ..auth.actor import Actor
 from ..auth.roles import DEPLOYMENTS_CALL, READ, WRITE_CONTENT
 from ..engines import Database, Row
 from ..errors import Conflict, Forbidden, Invalid, NotFound, RateLimited
-from ..locks import folder_lock
+from ..locks import Locks
 from ..util import iso, new_id, now, sha256
 from .bases import KnowledgeBase, KnowledgeBases
 from .notes import Notes
@@ -171,8 +171,10 @@ class Saves:
         *,
         drafts_per_hour: int = DRAFTS_PER_HOUR,
         draft_days: int = DRAFT_DAYS,
+        locks: Locks,
     ) -> None:
         self.db = db
+        self.locks = locks
         self.bases = bases
         self.notes = notes
         self.per_hour = per_hour
@@ -201,7 +203,7 @@ class Saves:
         title, text = check_note(title, text)
         since = iso(now() - timedelta(hours=1))
         # The base's folder lock, as for saves: the count and the insert are one step across processes.
-        with folder_lock(base.folder):
+        with self.locks.folder(base.folder):
             count = self.db.scalar(
                 "SELECT count(*) AS n FROM model_drafts WHERE workspace=? AND base=? AND created_at>?",
                 (base.workspace, base.name, since),
@@ -338,7 +340,7 @@ class Saves:
         """Write the note at once, within the per-base limit (SAVE_LIMIT: nothing written)."""
         title, text = check_note(title, text)
         since = iso(now() - timedelta(hours=1))
-        with folder_lock(base.folder):
+        with self.locks.folder(base.folder):
             count = self.db.scalar(
                 "SELECT count(*) AS n FROM model_saves WHERE workspace=? AND base=? AND confirmed=0 AND created_at>?",
                 (base.workspace, base.name, since),
@@ -357,7 +359,7 @@ class Saves:
         stamp = iso()
         content = note_text(title, text, date=stamp, conversation=conversation, model=deployment)
         slug = slugify(title)
-        with folder_lock(base.folder):
+        with self.locks.folder(base.folder):
             path = f"{slug}.md"
             n = 1
             while self.notes.resolve(base, "saved", path).exists():
@@ -398,7 +400,7 @@ class Saves:
         """Remove the saved note; if it changed since the save, only with force (else 409 NOTE_CHANGED)."""
         actor.require(WRITE_CONTENT)
         base = self.bases.get(actor, base_name)
-        with folder_lock(base.folder):
+        with self.locks.folder(base.folder):
             save = self.get(actor, base_name, save_id)
             if save.state == "undone":
                 raise Conflict(f"Save {save_id} was undone already ({save.undone_at})", code="SAVE_UNDONE")

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..locks import folder_lock
+from ..locks import Locks
 from ..util import atomic_write, fsync_dir, sha256
 from .bases import KnowledgeBase
 
@@ -56,7 +56,8 @@ Subscriber = Callable[[FileChange], None]
 
 
 class Writer:
-    def __init__(self) -> None:
+    def __init__(self, locks: Locks) -> None:
+        self.locks = locks  # a base's folder is locked while a file of it is written
         self.subscribers: list[Subscriber] = []
 
     def of(self, base: KnowledgeBase) -> BaseFiles:
@@ -65,7 +66,7 @@ class Writer:
     def write(self, base: KnowledgeBase, relpath: str, data: bytes | str, *, emit: bool = True) -> FileChange:
         """Write the file atomically (a crash leaves the old file or the new) and tell the subscribers."""
         data = data.encode() if isinstance(data, str) else data
-        with folder_lock(base.folder):
+        with self.locks.folder(base.folder):
             atomic_write(base.folder / relpath, data)
         change = FileChange(base, relpath, area_of(base, relpath), sha256(data))
         if emit:
@@ -75,7 +76,7 @@ class Writer:
     def remove(self, base: KnowledgeBase, relpath: str, *, prune: bool = False, emit: bool = True) -> FileChange | None:
         """Remove the file (None: it was not there); prune: its emptied folders too, up to its area's."""
         file = base.folder / relpath
-        with folder_lock(base.folder):
+        with self.locks.folder(base.folder):
             try:
                 file.unlink()
             except FileNotFoundError:

@@ -25,7 +25,7 @@ from ...auth.actor import Actor
 from ...auth.roles import MANAGE_BASES, READ
 from ...engines import Database
 from ...errors import Conflict, Forbidden, Invalid, describe
-from ...locks import folder_lock
+from ...locks import Locks
 from ...util import check_name, fsync_dir, new_id
 from ..bases import BaseRequest, BaseSpec, KnowledgeBase, KnowledgeBases, Metadata
 from ..documents import Documents
@@ -91,8 +91,9 @@ class _Staged:
 
 
 class Exchange:
-    def __init__(self, db: Database, bases: KnowledgeBases, memory: Memory, documents: Documents) -> None:
+    def __init__(self, db: Database, bases: KnowledgeBases, memory: Memory, documents: Documents, *, locks: Locks) -> None:
         self.db = db
+        self.locks = locks
         self.bases = bases
         self.memory = memory
         self.documents = documents
@@ -129,7 +130,7 @@ class Exchange:
         snapshot = self.work / new_id("export")
         snapshot.mkdir(parents=True)
         try:
-            with folder_lock(base.folder):
+            with self.locks.folder(base.folder):
                 if base.kind == "memory":
                     self.memory.store(base)  # a change a crash interrupted is finished first
                 stored, left_out = _snapshot(base, snapshot, facts_only=fmt == "markdown")
@@ -313,7 +314,7 @@ class Exchange:
 
     def _move_in(self, base: KnowledgeBase, staged: _Staged) -> None:
         """The staged areas into the new base's folder (a rename each: same filesystem)."""
-        with folder_lock(base.folder):
+        with self.locks.folder(base.folder):
             for area in AREAS:
                 source = staged.folder / area
                 if not source.is_dir():

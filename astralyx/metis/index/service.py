@@ -115,7 +115,7 @@ class Index:
         self._held = threading.local()  # the stores this thread uses (`using`)
         self.large_file = LARGE_FILE
         # Searches first: a sync embeds in slices and, between two, waits while searches run (the
-        # embedder would otherwise take both cores from the query's own embedding). The bench turns it off.
+        # embedder would otherwise take both cores from the query's own embedding). Settings.yield_to_searches (the core sets it).
         self.yield_to_searches = True
         self._searching = 0  # searches under way
         self._started = self._ended = 0  # searches started and ended so far
@@ -123,7 +123,7 @@ class Index:
         self._guard = threading.Lock()
         self._changed = threading.Condition(self._guard)  # a store closed or dropped (_closing)
         # True: searches use index.db alone (FTS5 and the exact vec0 scan), never the sidecars
-        # (the bench measures both; a user who wants exact answers over speed sets it).
+        # (Settings.exact_search, set by the core; the benches compare both on one core).
         self.exact = False
         # Passages from which keywords are ranked by the tantivy sidecar (keywords.py; FTS5's order,
         # SciFact nDCG@10 0.689 against FTS5's 0.688), None: never (FTS5 always). Below, FTS5 answers.

@@ -21,7 +21,7 @@ the proposals' source), and an extractor's error that quotes one is kept without
 conversations' text goes when the job ends (finished, cancelled), and for a job older than a day (EXPIRE): at
 start, every SWEEP while the server runs, and before the job is looked at or started; what stays are the
 proposals, until the job is deleted (or after KEEP_DONE). A job's thread holds the job's lock
-(locks.job) while it runs, so one process or replica reads it at a time; it writes each
+(Locks.job) while it runs, so one process or replica reads it at a time; it writes each
 conversation's proposals as it finishes it, so a job stopped by a restart continues where it was
 when it is next followed (get) or started. Nothing is kept in the memory by a job: the review says
 what each proposal would become, and the person keeps the ones they choose with POST …/memory.
@@ -41,10 +41,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ... import locks
 from ...auth.actor import Actor
 from ...auth.roles import WRITE_CONTENT
 from ...errors import AstralyxError, Conflict, Invalid, NotFound
+from ...locks import Locks
 from ...util import atomic_write, fsync_dir, iso, new_id, sha256
 from ..bases import KnowledgeBase, KnowledgeBases
 from .archives import Conversation, choose, conversations_json, parse_json
@@ -87,8 +87,9 @@ class _Runner:
 class Imports:
     """Import jobs of memories (see the module's docstring)."""
 
-    def __init__(self, bases: KnowledgeBases, memory: Memory, extractor: Extractor) -> None:
+    def __init__(self, bases: KnowledgeBases, memory: Memory, extractor: Extractor, *, locks: Locks) -> None:
         self.bases = bases
+        self.locks = locks
         self.memory = memory
         self.extractor = extractor
         self._runners: dict[str, _Runner] = {}
@@ -185,7 +186,7 @@ class Imports:
                 "progress": {"done": 0, "total": 0}, "error": None,
             }
             self._write(aside, job)
-            with locks.folder_lock(base.folder):
+            with self.locks.folder(base.folder):
                 earlier = self._same(base, digest)
                 if earlier is not None:
                     return self._answer(actor, base, earlier), False
@@ -211,7 +212,7 @@ class Imports:
         folder = self._job_dir(base, job_id)
         self._purge_one(folder, datetime.now(UTC))
         folder = self._job_dir(base, job_id)
-        with locks.folder_lock(folder):
+        with self.locks.folder(folder):
             job = self._read(folder)
             if job["state"] in ENDED:
                 raise Conflict(f"The import {job_id} has {job['state']}: upload the archive again to import more",
@@ -261,7 +262,7 @@ class Imports:
         """Stop a job and drop its conversations and proposals; an ended job is removed altogether."""
         base = self._base(actor, base_name, reading=False)
         folder = self._job_dir(base, job_id)
-        with locks.folder_lock(folder):
+        with self.locks.folder(folder):
             job = self._read(folder)
             if job["state"] in ENDED:
                 shutil.rmtree(folder, ignore_errors=True)
@@ -310,7 +311,7 @@ class Imports:
                 pass
             return 0
         try:
-            with locks.folder_lock(folder):
+            with self.locks.folder(folder):
                 job = self._read(folder)
                 age = now - moment(job["created_at"])
                 if job["state"] in ENDED and age > KEEP_DONE:
@@ -386,7 +387,7 @@ class Imports:
         if not (folder / "job.json").exists():  # removed meanwhile: its folder is not made again for a lock
             return self._ended(job_id)
         try:
-            with locks.job(folder, "run") as mine:
+            with self.locks.job("run", under=folder) as mine:
                 if mine:  # else another process or replica reads it now
                     self._read_all(base, folder)
         except FileNotFoundError:
@@ -408,7 +409,7 @@ class Imports:
         if not (folder / "job.json").exists():  # removed (cancelled when ended, its memory deleted): not made again
             return None
         try:
-            with locks.folder_lock(folder):
+            with self.locks.folder(folder):
                 job = self._read(folder)
                 if change(job) is not False:
                     self._write(folder, job, durable=durable)
@@ -499,7 +500,7 @@ class Imports:
         if not (folder / "job.json").exists():
             return False
         try:
-            with locks.folder_lock(folder):
+            with self.locks.folder(folder):
                 if self._read(folder)["state"] != "running":
                     return False
                 fd = os.open(folder / "proposals.jsonl", os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
@@ -547,7 +548,7 @@ class Imports:
                 proposals.append({"fin": fin, "conversation": {"id": raw["conversation"],
                                                                "title": titles.get(raw["conversation"], "")}})
         base = self.memory.base(actor, base.name, WRITE_CONTENT)
-        with locks.folder_lock(base.folder):
+        with self.locks.folder(base.folder):
             store = self.memory.store(base)
             existing = store.facts()
         timelines = store.timelines(existing)

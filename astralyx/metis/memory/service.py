@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from ...auth.actor import Actor
 from ...auth.roles import READ, WRITE_CONTENT
 from ...errors import BadRequest, Conflict, Invalid, NotFound, describe
-from ...locks import folder_lock
+from ...locks import Locks
 from ...util import iso, new_id
 from ..bases import KnowledgeBase, KnowledgeBases
 from ..writer import Writer
@@ -52,8 +52,9 @@ def _stamp(dt: datetime) -> str:
 
 
 class Memory:
-    def __init__(self, bases: KnowledgeBases, writer: Writer) -> None:
+    def __init__(self, bases: KnowledgeBases, writer: Writer, *, locks: Locks) -> None:
         self.bases = bases
+        self.locks = locks
         self.writer = writer  # every fact's file is written through it (the index hears of it there)
         self._repaired: set[str] = set()
         self._guard = threading.Lock()
@@ -75,7 +76,7 @@ class Memory:
             )
 
     def store(self, base: KnowledgeBase) -> MemoryStore:
-        """The base's store, repaired before first use in this process. Call under folder_lock."""
+        """The base's store, repaired before first use in this process. Call under the base's folder lock."""
         store = MemoryStore(base.folder, self.writer.of(base))
         key = f"{base.folder}|{base.created_at}"
         # A journal left by a process that crashed (maybe another one: a local CLI beside the server)
@@ -89,7 +90,7 @@ class Memory:
     def repair(self, base: KnowledgeBase) -> list[str]:
         """Repair one memory now (at start, or after files were changed by hand). Paths changed."""
         self.check_memory(base)
-        with folder_lock(base.folder):
+        with self.locks.folder(base.folder):
             changed = MemoryStore(base.folder, self.writer.of(base)).repair()
             with self._guard:
                 self._repaired.add(f"{base.folder}|{base.created_at}")
@@ -109,7 +110,7 @@ class Memory:
     # -- reading -----------------------------------------------------------
     def facts_in(self, base: KnowledgeBase) -> list[Fact]:
         """Every fact of the base, arranged (current and history). No permission check: callers did it."""
-        with folder_lock(base.folder):
+        with self.locks.folder(base.folder):
             store = self.store(base)
             return [f for tl in store.timelines(store.facts()).values() for f in tl]
 
@@ -193,7 +194,7 @@ class Memory:
         """What each fact WOULD become if kept (new, replaces, older, known). Writes nothing."""
         base = self.base(actor, base_name, WRITE_CONTENT)
         incoming = self._validate(facts)
-        with folder_lock(base.folder):
+        with self.locks.folder(base.folder):
             store = self.store(base)
             results, _, _ = self._plan(store, incoming)
         return results
@@ -202,7 +203,7 @@ class Memory:
         """Keep facts as one step (all or nothing). Answers what became of each and how many were replaced."""
         base = self.base(actor, base_name, WRITE_CONTENT)
         incoming = self._validate(facts)
-        with folder_lock(base.folder):
+        with self.locks.folder(base.folder):
             store = self.store(base)
             results, before, after = self._plan(store, incoming)
             ops = store.ops_for(before, after)
@@ -333,7 +334,7 @@ class Memory:
             raise BadRequest('Send {"fact": "the corrected sentence"}', code="INVALID_FACT")
         refuse_secret("", "", changes.get("fact", ""), changes.get("source", ""), where="the correction")
         check_id(fact_id)
-        with folder_lock(base.folder):
+        with self.locks.folder(base.folder):
             store = self.store(base)
             timelines = store.timelines(store.facts())
             before = {f.id: f for tl in timelines.values() for f in tl}
@@ -362,7 +363,7 @@ class Memory:
         """
         base = self.base(actor, base_name, WRITE_CONTENT)
         check_id(fact_id)
-        with folder_lock(base.folder):
+        with self.locks.folder(base.folder):
             store = self.store(base)
             timelines = store.timelines(store.facts())
             before = {f.id: f for tl in timelines.values() for f in tl}

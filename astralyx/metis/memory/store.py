@@ -10,7 +10,7 @@ notes of one fact side by side: one note, with the other's sayings). A memory wh
 the rule (timeline.py) is left as it is.
 
 Every file is written through the base's writer (metis/writer.py); the index hears of a step's
-changes once the step is whole. Callers hold folder_lock(base.folder).
+changes once the step is whole. Callers hold the base's folder lock (Locks.folder).
 """
 
 from __future__ import annotations
