@@ -233,3 +233,25 @@ def test_a_process_with_more_than_1024_open_files_still_gets_connections(postgre
         finally:
             for fd in held:
                 os.close(fd)
+
+
+@pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
+def test_closing_one_core_leaves_the_connections_of_another_on_the_same_database(core, database_url):
+    """Two cores of one process on one database share its pools: the pools close with the last of them, so a
+    second replica (or a CLI command in a server's process) that closes takes nobody's connections away."""
+
+    def ours() -> set[int]:
+        with psycopg.connect(database_url, autocommit=True) as watcher:
+            rows = watcher.execute("SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+                                   "AND application_name LIKE 'astralyx%' AND pid <> pg_backend_pid()").fetchall()
+        return {pid for (pid,) in rows}
+
+    core.bases.all()  # the records' pool has a connection open
+    before = ours()
+    assert before
+    second = Astralyx(Settings.load(core.home)).start()
+    second.close()
+    assert before <= ours()  # the first core's connections are still there
+    assert core.bases.all() == core.bases.all()  # and it goes on
+    core.close()  # the last core: its pools close with it
+    assert ours() == set()

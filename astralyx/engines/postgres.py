@@ -6,7 +6,7 @@ position; a transaction takes an advisory transaction lock first, so writers of 
 IMMEDIATE makes them go one at a time on one machine.
 
 Connections come from two bounded pools per database URL and process (psycopg_pool), shared by
-every Database on that URL (a base's index does not open its own): `queries` (database_pool_size)
+every Database on that URL (a base's index does not open its own) and closed with the last core's: `queries` (database_pool_size)
 lends one for a statement or a transaction, `locks` (database_lock_pool_size) lends one to a thread
 for as long as it holds session advisory locks (locks.py: a base's folder, its load, a job), apart
 from the queries so a lock holder never waits on itself. A process so holds at most the two sizes'
@@ -92,6 +92,10 @@ class PoolSettings:
 
 _settings: dict[str, PoolSettings] = {}
 _pools: dict[tuple[str, str], ConnectionPool[Any]] = {}
+# The records' Databases open on each URL (a core each): the pools close when the last of them does, so that
+# closing one core of a process (a test's second replica, a CLI command in a server's process) leaves the
+# pools of the others, and the connections they have lent, as they are.
+_owners: dict[str, int] = {}
 _pools_guard = threading.Lock()
 _local = threading.local()  # what each thread borrowed: (url, kind) → [pool, connection, depth]
 BUSY_STATES = ("08", "53", "57P")  # connection failures, too many clients / out of resources, shutting down or starting
@@ -279,8 +283,11 @@ class Database:
         self.url = url
         self.name = name  # what the advisory transaction lock is named after
         self._lock = lock_id(f"astralyx:db:{name}")
+        self._owner = pool is not None  # a core's records: the pools live while one is open
         if pool is not None:
             configure(url, pool)
+            with _pools_guard:
+                _owners[url] = _owners.get(url, 0) + 1
 
     @contextmanager
     def connection(self) -> Iterator[_Conn]:
@@ -328,7 +335,16 @@ class Database:
             yield _Conn(raw)
 
     def close(self) -> None:
-        close_all(self.url)
+        """The pools of the URL close with the last core's records that use them (or at once, if none does)."""
+        with _pools_guard:
+            if self._owner:
+                self._owner = False
+                _owners[self.url] -= 1
+            last = not _owners.get(self.url)
+            if last:
+                _owners.pop(self.url, None)
+        if last:
+            close_all(self.url)
 
 
 def require_vector(db: Database) -> None:
