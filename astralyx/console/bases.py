@@ -165,13 +165,9 @@ def _slug(title: str) -> str:
 @page
 async def upload(ctx: Ctx) -> Response:
     name = ctx.request.path_params["name"]
-    form = await ctx.form()
-    file = form.get("file")
-    if isinstance(file, str) or file is None or not file.filename:
-        raise AstralyxError("Choose a file to upload", code="NO_FILE")
-    data = await file.read()
-    result = await ctx.call(ctx.core.documents.upload, ctx.actor, name, file.filename, data)
-    return ctx.redirect(f"/metis/knowledge-bases/{name}", f"Uploaded {file.filename}: {result.get('chunks', 0)} passages")
+    filename, data = await ctx.upload("file", "Choose a file to upload")
+    result = await ctx.call(ctx.core.documents.upload, ctx.actor, name, filename, data)
+    return ctx.redirect(f"/metis/knowledge-bases/{name}", f"Uploaded {filename}: {result.get('chunks', 0)} passages")
 
 
 SYNC_WAIT = 3.0  # seconds "Sync now" waits for a small sync to finish, to say its result at once

@@ -8,7 +8,6 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from ..auth.roles import WRITE_CONTENT
-from ..errors import AstralyxError
 from ..metis.bases import parse_request
 from .bases import base_request, deployment_choices
 from .web import Ctx, page
@@ -127,13 +126,9 @@ KEEP_BATCH = 500  # facts kept at once (the memory's limit)
 @page
 async def upload_archive(ctx: Ctx) -> Response:
     name = ctx.request.path_params["name"]
-    form = await ctx.form()
-    file = form.get("archive")
-    if isinstance(file, str) or file is None or not file.filename:
-        raise AstralyxError("Choose the export to import: the zip ChatGPT or Claude sent, or its conversations.json",
-                            code="NO_FILE")
-    data = await file.read()
-    job, _ = await ctx.call(ctx.core.imports.create, ctx.actor, name, data, file.filename)
+    filename, data = await ctx.upload(
+        "archive", "Choose the export to import: the zip ChatGPT or Claude sent, or its conversations.json")
+    job, _ = await ctx.call(ctx.core.imports.create, ctx.actor, name, data, filename)
     return ctx.redirect(f"/metis/memory/{name}/imports/{job['id']}")
 
 

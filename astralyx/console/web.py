@@ -88,6 +88,13 @@ class Ctx:
     async def form(self) -> FormData:
         return await self.request.form()
 
+    async def upload(self, field: str, missing: str) -> tuple[str, bytes]:
+        """The file a form sent in `field` (its name and bytes), or NO_FILE saying `missing`."""
+        file = (await self.form()).get(field)
+        if isinstance(file, str) or file is None or not file.filename:
+            raise AstralyxError(missing, code="NO_FILE")
+        return file.filename, await file.read()
+
     async def json(self) -> Any:
         from ..server.body import parse_json  # here: the server package imports the console
 
