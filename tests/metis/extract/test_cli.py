@@ -5,9 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from click.testing import CliRunner
-
-from astralyx.cli import cli
 
 from .conftest import facts
 
@@ -15,17 +12,9 @@ READING = "reading the conversation for facts (a small model on a CPU takes a mi
 
 
 @pytest.fixture
-def astra(team, home, monkeypatch):
-    monkeypatch.delenv("ASTRALYX_API", raising=False)
-    runner = CliRunner()
-
-    def run(*args: str, input: str | None = None, ok: bool = True):
-        result = runner.invoke(cli, list(args), input=input, env={"ASTRALYX_HOME": str(home)}, catch_exceptions=False)
-        if ok:
-            assert result.exit_code == 0, result.output
-        return result
-
-    return run
+def astra(astra, team):
+    """The root `astra` (the local data directory of `home`), with the memory `team` made first."""
+    return astra
 
 
 @pytest.fixture

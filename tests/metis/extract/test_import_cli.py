@@ -6,26 +6,16 @@ import json
 import os
 
 import pytest
-from click.testing import CliRunner
-
-from astralyx.cli import cli
 
 from .archives_kit import CHATGPT, CLAUDE, chatgpt_conversation, extractor_answer, zipped
 
 
 @pytest.fixture
-def astra(team, home, monkeypatch):
-    monkeypatch.delenv("ASTRALYX_API", raising=False)
+def astra(astra, team):
+    """The root `astra` (the local data directory of `home`), with the memory `team` made first and its
+    extractor answering from the archives' rules."""
     team.reply(extractor_answer, always=True)
-    runner = CliRunner()
-
-    def run(*args: str, input: str | None = None, ok: bool = True):
-        result = runner.invoke(cli, list(args), input=input, env={"ASTRALYX_HOME": str(home)}, catch_exceptions=False)
-        if ok:
-            assert result.exit_code == 0, result.output
-        return result
-
-    return run
+    return astra
 
 
 def kept(client) -> dict[str, dict]:
