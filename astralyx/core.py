@@ -13,7 +13,7 @@ from typing import Any
 from .auth import Keys, Workspaces
 from .auth.roles import INSTANCE_WORKSPACE
 from .config import Settings
-from .engines import index_opener, open_records
+from .engines import open_records
 from .eos import tools as tool_specs
 from .eos.catalog import Models
 from .eos.deployments import Deployments, DeploymentSpec, EmbeddedRuntime
@@ -25,11 +25,15 @@ from .metis.bases import WORKSPACE_EMBEDDING, KnowledgeBases
 from .metis.documents import Documents
 from .metis.exchange import Exchange
 from .metis.index import Index
+from .metis.index.opener import index_opener
+from .metis.index.service import read_note
 from .metis.jobs import JobStore, SyncJobs
 from .metis.memory import Memory
 from .metis.memory.extract import Extractor
 from .metis.memory.imports import Imports
-from .metis.memory.search import install as install_memory_search
+from .metis.memory.search import PREFIX as FACTS_PREFIX
+from .metis.memory.search import make_reader as fact_reader
+from .metis.memory.search import rerank as rerank_facts
 from .metis.notes import Notes
 from .metis.roots import SourceRoots, parse_roots
 from .metis.saves import Saves
@@ -57,48 +61,50 @@ class Astralyx:
         # Folders are locked with fcntl, or under PostgreSQL with its advisory locks (replicas share them): one
         # Locks for everyone who writes here, so each core locks by its own engine.
         self.locks = Locks(self.home, self.settings.database_url or None)
+        settings = self.settings
+        # Each service is built once, in dependency order, handed what it uses at construction. Where two need each
+        # other, the later one registers with the earlier one's callback list, once, here (the hooks):
+        # deployments.listeners, deployments.validators, bases.on_delete, workspaces.on_create.
         self.workspaces = Workspaces(self.db)
         self.keys = Keys(self.db)
         self.models = Models(self.home)
         self.deployments = Deployments(self.db, self.models, self.workspaces,
-                                       allow_link_local_upstreams=self.settings.allow_link_local_upstreams)
+                                       allow_link_local_upstreams=settings.allow_link_local_upstreams)
         # Deployments made real: one loaded embedder / chat model per deployment, dropped when it changes.
-        self.runtimes = Runtimes(self.deployments, self.models, scale_to_zero_after=self.settings.scale_to_zero_after)
+        self.runtimes = Runtimes(self.deployments, self.models, scale_to_zero_after=settings.scale_to_zero_after)
         self.deployments.listeners.append(self.runtimes.drop)
+        # A base created without saying embeds with e5-small if it can run (the runtimes' health says).
         self.bases = KnowledgeBases(self.db, self.home, self.deployments,
-                                    source_roots=SourceRoots(self.home, parse_roots(self.settings.source_roots)))
-        self.bases.health = self.runtimes.health  # a base created without saying embeds with e5-small if it can run
-        # Every file of a base is written through one writer; the index hears of each change from it.
-        self.writer = Writer(self.locks)
-        self.notes = Notes(self.bases, self.writer, locks=self.locks)
-        self.index = Index(self.bases, self.runtimes)
-        # Where each base's index lives: index.db in its folder, or a schema of the PostgreSQL database.
-        if opener := index_opener(self.settings.database_url or None):
-            self.index.open_store = opener
-        self.index.large_file = self.settings.large_file_passages
-        self.index.exact = self.settings.exact_search
-        self.index.yield_to_searches = self.settings.yield_to_searches
-        self.writer.subscribers.append(self.index.on_change)
+                                    source_roots=SourceRoots(self.home, parse_roots(settings.source_roots)),
+                                    health=self.runtimes.health)
+        # Every base's index: index.db in its folder, or a schema of the PostgreSQL database (index_opener); a memory's
+        # facts read as passages (memory/search.py), the notes reader for a documents base's notes/memory/.
+        self.index = Index(self.bases, self.runtimes, locks=self.locks,
+                           open_store=index_opener(settings.database_url or None),
+                           readers={FACTS_PREFIX: fact_reader(read_note)},
+                           large_file=settings.large_file_passages, exact=settings.exact_search,
+                           yield_to_searches=settings.yield_to_searches)
         self.bases.on_delete.append(self.index.drop)
-        self.search = Search(self.bases, self.index)
+        # Every file of a base is written through one writer; the index hears of each change from it.
+        self.writer = Writer(self.locks, subscribers=[self.index.on_change])
+        self.notes = Notes(self.bases, self.writer, locks=self.locks)
+        # Facts are passages of their memory (current first).
+        self.search = Search(self.bases, self.index, rerankers={"memory": rerank_facts})
         self.documents = Documents(self.bases, self.index, self.writer, SyncJobs(JobStore(self.db)), locks=self.locks)
         self.memory = Memory(self.bases, self.writer, locks=self.locks)
         # Export and import of a base: its spec, files and model saves as one archive; a memory's facts as markdown.
         self.exchange = Exchange(self.db, self.bases, self.memory, self.documents, locks=self.locks)
-        # Facts are passages of their memory (current first).
-        install_memory_search(self.index, self.search)
         # Remember a conversation: the base's extractor proposes facts, the memory says what each would become.
         self.extractor = Extractor(self.bases, self.memory, self.runtimes, self.deployments, self.models)
         # Chat archives imported into a memory: the chosen conversations read by the extractor in the background.
         self.imports = Imports(self.bases, self.memory, self.extractor, locks=self.locks)
         # Built-in tools of chat deployments (checked when a deployment is put), model saves, receipts, the gateway.
         self.deployments.validators.append(tool_specs.spec_validator(self.bases.find))
-        self.saves = Saves(self.db, self.bases, self.notes, draft_days=self.settings.draft_expiry_days,
-                            locks=self.locks)
+        self.saves = Saves(self.db, self.bases, self.notes, draft_days=settings.draft_expiry_days, locks=self.locks)
         self.bases.on_delete.append(self.saves.forget_base)
         self.receipts = Receipts(self.db, self.home)
         self.gateway = Gateway(self.db, self.deployments, self.runtimes, self.bases, self.search, self.saves,
-                               self.receipts, edge=self.settings.edge)
+                               self.receipts, edge=settings.edge)
         # Every new workspace gets an embedding deployment (the instance's own, at start, too).
         self.workspaces.on_create.append(self._default_deployments)
         # Set once, when this data directory was created without ASTRALYX_TOKEN: shown once.

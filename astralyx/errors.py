@@ -130,6 +130,8 @@ CODES: dict[str, tuple[int, str]] = {
                            "answers without the base)"),
     "SAVE_FAILED": (500, "A knowledge tool could not write its note on the server; its log says what (a tool result: "
                          "nothing was saved)"),
+    "ERROR": (500, "CLI only: the server answered an error not in Astralyx's shape (a proxy's page, say); the CLI shows "
+                   "its status and text"),
     "MCP_NOT_INSTALLED": (501, "The MCP server needs the mcp extra"),
     # 502, 503: what the server depends on
     "BAD_GATEWAY": (502, "An upstream answered badly"),
@@ -145,7 +147,9 @@ CODES: dict[str, tuple[int, str]] = {
     "MCP_NOT_RUNNING": (503, "/mcp was called before the server's MCP sessions started (serve the app with astra serve)"),
     "TOOL_UNAVAILABLE": (503, "A built-in tool cannot run on this edge server (a tool result, not an HTTP answer)"),
     "MODEL_PACKAGE_MISSING": (503, "The package that ships the model is not installed"),
+    "SYNC_LOST": (503, "CLI only: the server restarted and the sync the CLI followed stopped with it (run it again)"),
     "SYNC_CANCELLED": (503, "The sync was stopped (its base was deleted, or the server is stopping)"),
+    "UNREACHABLE": (503, "CLI only: the API at ASTRALYX_API cannot be reached (is `astra serve` running there?)"),
     "DATABASE_BUSY": (503, "PostgreSQL has no free connection in time, or is restarting: try again after Retry-After"),
     "NO_VECTOR_EXTENSION": (503, "PostgreSQL lacks the vector extension and the role may not create it (start stops)"),
     "INDEX_CLOSED": (503, "The base's index was closed meanwhile (the base deleted, or its index rebuilt): try again"),

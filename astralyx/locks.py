@@ -71,6 +71,8 @@ class Locks:
     @contextmanager
     def _exclusive(self, folder: Path, key: str, *, wait: bool) -> Iterator[bool]:
         if self.url and (key == self._root or key.startswith(self._root + os.sep)):
+            from .engines.postgres import advisory  # psycopg: only under PostgreSQL
+
             with advisory(self.url, "astralyx:folder:" + os.path.relpath(key, self._root), wait=wait) as got:
                 yield got
             return
@@ -85,36 +87,3 @@ class Locks:
             finally:
                 if got:
                     fcntl.flock(f, fcntl.LOCK_UN)
-
-
-@contextmanager
-def advisory(url: str, name: str, *, wait: bool) -> Iterator[bool]:
-    """A PostgreSQL session advisory lock named `name` (True inside when held; `wait=False`: False at once when
-    another session holds it). A process that dies lets it go. Held on a connection of the engine's lock pool,
-    which this thread keeps while it holds any (apart from the statements' pool: a holder never waits on itself)."""
-    from .engines import lock_id
-    from .engines.postgres import borrow, busy
-
-    lock = lock_id(name)
-    with borrow(url, "locks") as conn:
-        try:
-            if wait:
-                conn.execute("SELECT pg_advisory_lock(%s)", (lock,))
-                got = True
-            else:
-                row = conn.execute("SELECT pg_try_advisory_lock(%s)", (lock,)).fetchone()
-                got = bool(row and row[0])
-        except Exception as e:
-            translated = busy(e)
-            if translated is None:
-                raise
-            raise translated from e
-        try:
-            yield got
-        finally:
-            if got:
-                try:
-                    conn.execute("SELECT pg_advisory_unlock(%s)", (lock,))
-                except Exception:
-                    if not conn.broken:  # a session that broke let its locks go with it
-                        raise

@@ -105,8 +105,8 @@ def answered(folder: Path, questions: list[tuple[str, str]]) -> tuple[int, int, 
             seconds = time.perf_counter() - start
             top3 = top8 = 0
             for cve, first_line in questions:
-                results = core.search.search(OWNER, "gitdocs", cve)["results"]
-                hits = [f"{cve}:" in r["text"] and first_line in r["text"] for r in results]
+                results = core.search.search(OWNER, "gitdocs", cve).results
+                hits = [f"{cve}:" in r.text and first_line in r.text for r in results]
                 top3 += any(hits[:3])
                 top8 += any(hits)
         finally:

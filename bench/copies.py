@@ -73,8 +73,8 @@ def run(code: Path, data: Path, n: int, queries: int) -> dict:
             distinct = []
             for _ in range(queries):
                 sentence = rng.choice(rng.choice(texts).split(". "))
-                found = core.search.search(actor, "book", sentence[:300])["results"]
-                distinct.append(len({r["text"] for r in found}) / max(1, len(found)))
+                found = core.search.search(actor, "book", sentence[:300]).results
+                distinct.append(len({r.text for r in found}) / max(1, len(found)))
             return {"seconds": seconds, "passages": 2 * n, "embedded": Counting.texts,
                     "distinct": sum(distinct) / len(distinct)}
         finally:

@@ -76,26 +76,26 @@ def run(count: int) -> dict[str, float]:
             t0 = time.perf_counter()
             job, _ = core.imports.create(owner, "team", data, "export.zip")
             t1 = time.perf_counter()
-            core.imports.start(owner, "team", job["id"], everything=True)
-            folder = core.bases.find("default", "team").folder / ".imports" / job["id"]
+            core.imports.start(owner, "team", job.id, everything=True)
+            folder = core.bases.find("default", "team").folder / ".imports" / job.id
             looked = time.perf_counter()
             # Followed once a second (as the CLI does); its end seen within 20 ms (the last conversation's line).
             while _read_count(folder) < count:
                 if time.perf_counter() - looked >= 1.0:
-                    core.imports.get(owner, "team", job["id"])
+                    core.imports.get(owner, "team", job.id)
                     looked = time.perf_counter()
                 time.sleep(0.02)
             t2 = time.perf_counter()
-            while core.imports.get(owner, "team", job["id"])["state"] == "running":
+            while core.imports.get(owner, "team", job.id).state == "running":
                 time.sleep(0.02)
             lines = [json.loads(line) for line in (folder / "proposals.jsonl").read_text().splitlines()]
             model = sum(line.get("model_seconds", 0.0) for line in lines)
             t3 = time.perf_counter()
-            done = core.imports.get(owner, "team", job["id"])
+            done = core.imports.get(owner, "team", job.id)
             t4 = time.perf_counter()
-            assert done["state"] == "finished" and done["progress"]["done"] == count, done["state"]
+            assert done.state == "finished" and done.progress.done == count and done.review is not None, done.state
             return {"conversations": count, "zip_kb": len(data) / 1024, "upload_s": t1 - t0, "read_s": t2 - t1,
-                    "model_s": model, "overhead_ms": (t2 - t1 - model) / count * 1000, "proposals": done["review"]["count"],
+                    "model_s": model, "overhead_ms": (t2 - t1 - model) / count * 1000, "proposals": done.review.count,
                     "review_s": t4 - t3, "rss_growth_mb": rss_mb() - base_rss}
         finally:
             core.close()

@@ -16,16 +16,19 @@ turns that have an observation count (a question with none is left out of the fa
 
 Modes: keywords, vectors, hybrid = the first 8 of `core.search.hits` with that ranking (the re-ranking
 rules applied); final = the answer itself (`core.search.search_in`: at most 8 numbered passages within
-~6,000 characters; a turn shown whole as the context of another counts as found). Dev = conversations 0–4
+~6,000 characters; a turn shown whole as the context of another, or a fact shown with others said with it,
+counts as found). Dev = conversations 0–4
 (tune on these), test = 5–9.
 
     .venv/bin/python bench/locomo_search.py --keep-home /tmp/locomo-home            # all ten, cached base
     .venv/bin/python bench/locomo_search.py --keep-home /tmp/locomo-home --conversations 0-1 --kinds facts
     .venv/bin/python bench/locomo_search.py --keep-home /tmp/locomo-home --write [--notes notes.md]
+    .venv/bin/python bench/locomo_search.py --keep-home /tmp/locomo-home --conversations 0-1 --cost 100
 
 --keep-home: build the bases once in that folder and reuse them (embedding LoCoMo takes minutes);
 a conversation missing there is added. --write puts the table in docs/benchmarks.md (between the
-locomo_search markers).
+locomo_search markers). --cost N: what the recall steps (a chat's second keyword pass, facts said together)
+cost per search, on and off interleaved, in process and through the HTTP route.
 """
 
 from __future__ import annotations
@@ -163,8 +166,16 @@ def evaluate(core: Astralyx, convs: list[dict[str, Any]], kinds: tuple[str, ...]
                 held = set(sources.values())
             else:
                 held = {t["dia_id"] for s in conv["sessions"] for t in s["turns"]}
-            # a turn shown as the context of another (the answer's text holds it whole) is read too
-            said = [(t["dia_id"], turn_text(t, s["when"])) for s in conv["sessions"] for t in s["turns"]]
+            # a turn shown as the context of another, or a fact shown with others said with it (the answer's
+            # text holds it whole), is read too
+            said: dict[str, set[str]] = defaultdict(set)
+            if kind == "facts":
+                for fact in core.memory.facts_in(base):
+                    said[fact.fact].add(fact.source.removeprefix("locomo "))
+            else:
+                for s in conv["sessions"]:
+                    for t in s["turns"]:
+                        said[turn_text(t, s["when"])].add(t["dia_id"])
             for q in conv["questions"]:
                 wanted = [e for e in q["evidence"] if e in held]
                 if not wanted:
@@ -178,14 +189,65 @@ def evaluate(core: Astralyx, convs: list[dict[str, Any]], kinds: tuple[str, ...]
                 t = time.perf_counter()
                 answer = core.search.search_in(base, q["question"])
                 times[kind].append(time.perf_counter() - t)
-                found["final"] = {dia_of(r["document"], None, sources) for r in answer["results"]}
-                found["final"] |= {dia for r in answer["results"] if "\n" in r["text"] for dia, text in said if text in r["text"]}
+                shown = [(r.document, r.text) for r in answer.results]
+                found["final"] = {dia_of(document, None, sources) for document, _ in shown}
+                found["final"] |= {dia for _, shown_text in shown if "\n" in shown_text
+                                   for text, dias in said.items() if text in shown_text for dia in dias}
                 for mode in MODES:
                     share = sum(1 for e in wanted if e in found[mode]) / len(wanted)
                     for h in (half, "all"):
                         recall[(kind, mode, h, q["category"])].append(share)
         print(f"  searched conversation {conv['index']}", flush=True)
     return {"recall": recall, "times": times, "skipped": skipped}
+
+
+def cost(core: Astralyx, convs: list[dict[str, Any]], kinds: tuple[str, ...], per_conversation: int) -> list[str]:
+    """What the recall steps cost per search: each question searched with them and without them, interleaved
+    (the machine's load hits both alike), in process (`search_in`) and through the real HTTP route (uvicorn on
+    127.0.0.1 in this process, a keep-alive httpx client); the query's embedding cached beforehand. Without:
+    no second keyword pass for a chat (expand.py), no facts put together (context.py); the keyword ranking's
+    cut to its first places is in both (it only reads fewer rows)."""
+    import httpx
+
+    from astralyx.metis import search as search_module
+    from astralyx.server import create_app
+    from bench.search_speed import served
+
+    grouped, feedback = search_module.grouped, search_module.FEEDBACK_HITS
+
+    def steps(on: bool) -> None:
+        search_module.grouped = grouped if on else (lambda hits, limit, budget: hits)
+        search_module.FEEDBACK_HITS = feedback if on else 0  # no hits read: no second pass
+
+    lines = []
+    _, token = core.keys.create(None, "default", "viewer", name="locomo cost bench")  # the HTTP route's caller
+    with served(create_app(core)) as address, \
+            httpx.Client(base_url=address, headers={"Authorization": f"Bearer {token}"}) as client:
+        for kind in kinds:
+            times: dict[tuple[str, bool], list[float]] = defaultdict(list)
+            for conv in convs:
+                base = core.bases.find("default", f"locomo-{conv['index']}-{kind}")
+                assert base is not None
+                url = f"/v1/metis/knowledge-bases/{base.name}/search"
+                for q in conv["questions"][:per_conversation]:
+                    core.search.search_in(base, q["question"])  # its embedding cached, pages warm
+                    for on in (True, False):
+                        steps(on)
+                        t = time.perf_counter()
+                        core.search.search_in(base, q["question"])
+                        times[("in process", on)].append(time.perf_counter() - t)
+                        t = time.perf_counter()
+                        r = client.post(url, json={"query": q["question"]})
+                        times[("HTTP", on)].append(time.perf_counter() - t)
+                        assert r.status_code == 200, r.text
+            steps(True)
+            for where in ("in process", "HTTP"):
+                with_, without = times[(where, True)], times[(where, False)]
+                lines.append(
+                    f"{kind}, {where} ({len(with_)} searches): with the steps p50 / p95 {1000 * np.median(with_):.1f} / "
+                    f"{1000 * np.percentile(with_, 95):.1f} ms, without {1000 * np.median(without):.1f} / "
+                    f"{1000 * np.percentile(without, 95):.1f} ms.")
+    return lines
 
 
 def table(results: dict[str, Any], half: str, kinds: tuple[str, ...]) -> list[str]:
@@ -228,7 +290,8 @@ def section(report: str, notes: str = "") -> str:
         "ones left out) searched in its conversation's base; evidence recall@8 = the share of its evidence turns "
         "whose fact or turn is among the 8 passages. keywords / vectors / hybrid: the first 8 of that ranking "
         "with the re-ranking rules; final: the search answer itself (8 passages within ~6,000 characters; a turn "
-        f"shown whole as another's context counts). `{command}`.",
+        "shown whole as another's context, or a fact shown in the passage of another said with it, counts). "
+        f"Tuned on the dev half only. `{command}`.",
         "",
     ]
     return "\n".join(head) + "\n" + report + ("\n\n" + notes.strip() if notes.strip() else "")
@@ -251,6 +314,8 @@ def main() -> None:
     parser.add_argument("--keep-home", type=Path, help="build the bases in this folder once and reuse them")
     parser.add_argument("--write", action="store_true", help="write the table into docs/benchmarks.md")
     parser.add_argument("--notes", type=Path, help="a Markdown file added under the tables when writing")
+    parser.add_argument("--cost", type=int, metavar="N",
+                        help="only time the recall steps on and off, the first N questions of each conversation")
     args = parser.parse_args()
     kinds = tuple(k for k in args.kinds.split(",") if k in KINDS)
     wanted = set(parse_range(args.conversations))
@@ -266,6 +331,9 @@ def main() -> None:
         for conv in convs:
             if core.bases.find("default", f"locomo-{conv['index']}-turns") is None:
                 build(core, conv)
+        if args.cost:
+            print("\n".join(cost(core, convs, kinds, args.cost)))
+            return
         started = time.perf_counter()
         results = evaluate(core, convs, kinds)
         print(f"searched in {time.perf_counter() - started:.0f} s")

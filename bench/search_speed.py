@@ -59,7 +59,7 @@ from astralyx.config import Settings  # noqa: E402
 from astralyx.core import Astralyx  # noqa: E402
 from astralyx.eos.runtimes.base import Embedder  # noqa: E402
 from astralyx.metis.bases import parse_request  # noqa: E402
-from astralyx.metis.index.store import fts_query  # noqa: E402
+from astralyx.metis.index.sqlite_store import fts_query  # noqa: E402
 from astralyx.metis.search import rrf  # noqa: E402
 from astralyx.sqlite import connect  # noqa: E402
 from bench.scifact import write_section  # noqa: E402
@@ -264,7 +264,7 @@ def measure(
     }
     slow = {"exact", "plain SQL"}  # on the first `exact_queries` claims only
     times: dict[str, list[float]] = {name: [] for name in sides}
-    answer = json.dumps(core.search.search(actor, "speed", queries[0])).encode()  # a typical answer's size
+    answer = core.search.search(actor, "speed", queries[0]).model_dump_json().encode()  # a typical answer's size
     with served(create_app(core)) as address, served(transport_floor(answer)) as bare, \
             httpx.Client(base_url=address, headers={"Authorization": f"Bearer {TOKEN}"}) as client, \
             httpx.Client(base_url=bare) as floor:

@@ -270,8 +270,8 @@ def main() -> None:
         def watcher() -> None:
             """When the sync's first new document answers, and notes written during it."""
             while not job.done.is_set() and not first_seen:
-                hits = core.search.search(actor, "docs", first_new[:200])["results"]
-                if any(h["document"].startswith("docs:docs/b") for h in hits):
+                hits = core.search.search(actor, "docs", first_new[:200]).results
+                if any(h.document.startswith("docs:docs/b") for h in hits):
                     first_seen.append(time.monotonic() - started)
                 time.sleep(0.5)
             for i in range(5):
@@ -282,7 +282,7 @@ def main() -> None:
                 core.notes.write(actor, "docs", "notes", f"during-{i}.md", f"# Note {i}\n\nThe code word is {word}.\n")
                 wrote = time.perf_counter() - t
                 note = f"notes:docs/during-{i}.md"
-                while note not in [r["document"] for r in core.search.search(actor, "docs", word)["results"]]:
+                while note not in [r.document for r in core.search.search(actor, "docs", word).results]:
                     time.sleep(0.05)
                 notes.append((wrote, time.perf_counter() - t))
 

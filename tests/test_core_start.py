@@ -36,7 +36,7 @@ def test_a_new_data_directory_is_bootstrapped_by_the_apps_lifespan_not_by_buildi
 def test_a_crash_is_repaired_by_start_not_by_building(core):
     core.bases.create(OWNER, parse_request({"metadata": {"name": "team"}, "spec": {"kind": "memory"}}))
     old = core.memory.keep(OWNER, "team", [{"subject": "Ana", "attribute": "role", "fact": "Ana leads the data team.",
-                                            "source": "chat: x", "said_at": "2026-09-01"}])["facts"][0]
+                                            "source": "chat: x", "said_at": "2026-09-01"}]).model_dump()["facts"][0]
     folder = core.bases.folder("default", "team")
     new = Fact("f_" + "e" * 16, "Ana", "role", "Ana works in research.", "chat: y", "2026-10-12", "2099-01-01T00:00:00Z")
     ops = [(f"notes/memory/{new.id}.md", render(new)), (f"notes/memory/{old['id']}.md", None)]
@@ -46,10 +46,10 @@ def test_a_crash_is_repaired_by_start_not_by_building(core):
         assert (folder / JOURNAL).exists()  # building opened the directory, and only that
         fresh.start()
         assert not (folder / JOURNAL).exists()
-        results = fresh.search.search(OWNER, "team", "Ana role")["results"]
+        results = fresh.search.search(OWNER, "team", "Ana role").results
     finally:
         fresh.close()
-    assert [r["text"] for r in results] == ["Ana works in research."]
+    assert [r.text for r in results] == ["Ana works in research."]
 
 
 def test_the_cli_in_process_starts_the_core(tmp_path, monkeypatch, astra):

@@ -29,6 +29,8 @@ def codes_given(source: str) -> list[tuple[str, int]]:
             given = [k.value for k in node.keywords if k.arg == "code"]
             if func in ("error_body", "error_response") and node.args:
                 given.append(node.args[0])
+            if func == "ApiError" and len(node.args) > 1:  # the CLI's: ApiError(status, "X", message)
+                given.append(node.args[1])
             found += [(code, node.lineno) for code in map(_text, given) if code]
         elif isinstance(node, ast.ClassDef):
             for item in node.body:
@@ -77,6 +79,8 @@ def test_every_code_the_source_gives_is_listed_with_its_status():
     'class Odd(Unavailable):\n    code = "NO_SUCH_CODE"',
     'class OddIn(Body):\n    invalid = ("odd thing", "NO_SUCH_CODE")',
     'status = {"state": "failed", "error": {"code": "NO_SUCH_CODE", "message": "stopped"}}',
+    'raise ApiError(0, "NO_SUCH_CODE", "Cannot reach it")',
+    'raise ApiError(0, code="NO_SUCH_CODE", message="Cannot reach it")',
 ])
 def test_a_code_not_in_codes_is_caught_wherever_it_is_given(source):
     # SEARCH_FAILED and SAVE_FAILED went unnoticed: given as error("SEARCH_FAILED", …), which a regex did not read.
@@ -173,3 +177,23 @@ def test_a_body_too_deep_or_not_sent_as_json_says_so(client):
         r = client.post("/v1/chat/completions", content=deep, headers=headers)
         assert (r.status_code, r.json()["error"]["code"]) == (415, "UNSUPPORTED_MEDIA_TYPE"), r.text
         assert "Content-Type: application/json" in r.json()["error"]["message"]
+
+
+def test_a_search_request_is_checked_by_the_search_alone(client):
+    # "A query missing" was checked twice, by the body's schema and by the search, in two wordings: the search's
+    # check is the rule (REST, the CLI and the console say the same), the schema only describes it.
+    client.post("/v1/metis/knowledge-bases", json={"metadata": {"name": "handbook"}})
+    url = "/v1/metis/knowledge-bases/handbook/search"
+    for body, said in (({"query": "  "}, "Give a query"), ({"query": "x" * 2_001}, "longer than"),
+                       ({"query": "leave", "max_results": 0}, "max_results is a whole number")):
+        r = client.post(url, json=body)
+        assert (r.status_code, r.json()["error"]["code"]) == (422, "INVALID_QUERY"), r.text
+        assert r.json()["error"]["message"].startswith(said) or said in r.json()["error"]["message"], r.text
+    schema = client.get("/v1/openapi.json").json()["components"]["schemas"]["SearchIn"]["properties"]
+    assert schema["query"]["pattern"] == r"\S" and schema["query"]["maxLength"] == 2_000
+    assert schema["max_results"]["minimum"] == 1
+
+
+def test_the_cli_s_own_codes_are_listed():
+    assert CODES["UNREACHABLE"][0] == 503 and CODES["ERROR"][0] == 500
+    assert all("CLI only" in CODES[code][1] for code in ("UNREACHABLE", "ERROR", "SYNC_LOST"))

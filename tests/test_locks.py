@@ -14,6 +14,7 @@ from astralyx.core import Astralyx
 from astralyx.engines import lock_id
 from astralyx.locks import Locks
 from astralyx.metis.bases import parse_request
+from astralyx.metis.memory.service import KeptFacts
 
 OWNER = Actor.local_owner("default")
 
@@ -98,7 +99,7 @@ def test_closing_one_core_leaves_another_on_the_same_home_locking_by_its_engine(
 
     # A replica elsewhere holding the base's lock is waited for.
     lock = lock_id("astralyx:folder:" + os.path.relpath(folder.resolve(), core.home.resolve()))
-    kept: list[dict] = []
+    kept: list[KeptFacts] = []
     with psycopg.connect(database_url, autocommit=True) as replica:
         replica.execute("SELECT pg_advisory_lock(%s)", (lock,))
         writer = threading.Thread(target=lambda: kept.append(core.memory.keep(OWNER, "team", [fact("Ana joined research.")])))
@@ -107,4 +108,4 @@ def test_closing_one_core_leaves_another_on_the_same_home_locking_by_its_engine(
         assert writer.is_alive() and not kept
         replica.execute("SELECT pg_advisory_unlock(%s)", (lock,))
         writer.join(30)
-    assert kept and kept[0]["facts"]
+    assert kept and kept[0].facts

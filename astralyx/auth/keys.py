@@ -5,9 +5,11 @@ from __future__ import annotations
 import builtins
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, cast
+from typing import cast
 
+from pydantic import Field
+
+from ..answers import Answer, absent
 from ..engines import Database, Row
 from ..errors import Conflict, Invalid, NotFound, Unauthorized
 from ..util import check_name, iso, new_id, sha256
@@ -15,18 +17,21 @@ from .actor import Actor
 from .roles import KEYS_MANAGE, ROLES, WORKSPACES_MANAGE
 
 
-@dataclass
-class Key:
+class Key(Answer):
+    """An API key as shown: never the key itself (only its hash is kept)."""
+
     id: str
     workspace: str
     role: str
     name: str
     created_at: str
-    last_used_at: str | None
+    last_used_at: str | None = Field(description="To the minute")
     revoked_at: str | None
 
-    def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+
+class Workspace(Answer):
+    name: str
+    created_at: str | None = absent("Listed; not in the answer to its creation")
 
 
 class Workspaces:
@@ -35,7 +40,7 @@ class Workspaces:
         # Called with the name of each new workspace (e.g. to give it the default deployments).
         self.on_create: list[Callable[[str], None]] = []
 
-    def create(self, actor: Actor | None, name: str) -> dict[str, Any]:
+    def create(self, actor: Actor | None, name: str) -> Workspace:
         if actor is not None:
             actor.require(WORKSPACES_MANAGE)
         check_name(name, "Workspace")
@@ -45,14 +50,14 @@ class Workspaces:
             conn.execute("INSERT INTO workspaces(name, created_at) VALUES (?, ?)", (name, iso()))
         for hook in self.on_create:
             hook(name)
-        return {"name": name}
+        return Workspace(name=name)
 
-    def list(self, actor: Actor) -> builtins.list[dict[str, Any]]:
+    def list(self, actor: Actor) -> builtins.list[Workspace]:
         if actor.can(WORKSPACES_MANAGE):
             rows = self.db.query("SELECT name, created_at FROM workspaces ORDER BY name")
         else:
             rows = self.db.query("SELECT name, created_at FROM workspaces WHERE name=?", (actor.workspace,))
-        return [dict(r) for r in rows]
+        return [Workspace(name=r["name"], created_at=r["created_at"]) for r in rows]
 
     def exists(self, name: str) -> bool:
         return self.db.one("SELECT 1 FROM workspaces WHERE name=?", (name,)) is not None
@@ -82,7 +87,8 @@ class Keys:
                 f"Workspace {workspace!r} does not exist: create it first (astra workspaces create {workspace})"
             )
         token = token or "ax_" + secrets.token_urlsafe(32)
-        key = Key(new_id("k", 6), workspace, role, name, iso(), None, None)
+        key = Key(id=new_id("k", 6), workspace=workspace, role=role, name=name, created_at=iso(), last_used_at=None,
+                  revoked_at=None)
         with self.db.transaction() as conn:
             conn.execute(
                 "INSERT INTO keys(id, workspace, role, name, hash, created_at) VALUES (?,?,?,?,?,?)",
@@ -123,7 +129,5 @@ class Keys:
 
     @staticmethod
     def _key(row: Row) -> Key:
-        return Key(
-            row["id"], row["workspace"], row["role"], row["name"], row["created_at"],
-            row["last_used_at"], row["revoked_at"],
-        )
+        return Key(id=row["id"], workspace=row["workspace"], role=row["role"], name=row["name"],
+                   created_at=row["created_at"], last_used_at=row["last_used_at"], revoked_at=row["revoked_at"])

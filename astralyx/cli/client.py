@@ -20,6 +20,9 @@ from ..auth.actor import LOCAL_OWNER_SCOPE_KEY
 
 @dataclass
 class ApiError(Exception):
+    """An error answer, as the CLI shows it: `code` is the server's (errors.CODES), or the CLI's own UNREACHABLE
+    (no server answered, status 0) and ERROR (an answer not in Astralyx's error shape), listed there too."""
+
     status: int
     code: str
     message: str
@@ -43,7 +46,7 @@ LOCAL_API = "http://astralyx.local/v1"  # the in-process app's address: a name, 
 
 
 def _unreachable(e: httpx.TransportError) -> ApiError:
-    return ApiError(0, "UNREACHABLE", f"Cannot reach the Astralyx API ({e}): is `astra serve` running?")
+    return ApiError(0, code="UNREACHABLE", message=f"Cannot reach the Astralyx API ({e}): is `astra serve` running?")
 
 
 class InProcess:
@@ -172,9 +175,9 @@ class Client:
         if response.status_code >= 400:
             try:
                 err = response.json()["error"]
-                raise ApiError(response.status_code, err.get("code", "ERROR"), err.get("message", ""))
-            except (ValueError, KeyError, TypeError):
-                raise ApiError(response.status_code, "ERROR", response.text[:500]) from None
+                raise ApiError(response.status_code, code=err.get("code", "ERROR"), message=err.get("message", ""))
+            except (ValueError, KeyError, TypeError):  # not our error shape (a proxy's page): its text, as it came
+                raise ApiError(response.status_code, code="ERROR", message=response.text[:500]) from None
         ctype = response.headers.get("content-type", "")
         if "json" in ctype:
             return response.json()

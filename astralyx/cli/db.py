@@ -48,8 +48,8 @@ def copy(state: State, to_url: str) -> None:
     Nothing of the source is changed: afterwards, serve with --database (or ASTRALYX_DATABASE_URL).
     """
     from ..config import Settings
+    from ..db_copy import copy_instance
     from ..engines import is_postgres
-    from ..engines.copy import copy_instance
 
     if not is_postgres(to_url):
         raise click.BadParameter("expected postgresql://…", param_hint="--to")
@@ -66,7 +66,7 @@ def copy(state: State, to_url: str) -> None:
         if done >= total:
             bar.__exit__(None, None, None)
 
-    from ..engines.copy import safe_url
+    from ..db_copy import safe_url
     from ..errors import AstralyxError
 
     try:

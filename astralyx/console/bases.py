@@ -12,6 +12,7 @@ from starlette.routing import Route
 from ..auth.roles import DEPLOYMENTS_CALL, MANAGE_BASES
 from ..errors import AstralyxError, NotFound
 from ..metis.bases import edited_spec, new_base, parse_request, resync_notice
+from ..metis.documents import IndexedDocument
 from ..metis.jobs import duration
 from ..metis.writer import holds_facts
 from ..util import quoted
@@ -72,7 +73,7 @@ async def create_base(ctx: Ctx) -> Response:
 DOCUMENTS_PER_PAGE = 50  # a base of 539 documents was one 22,500-pixel table
 
 
-def documents_page(documents: list[dict[str, Any]], asked: str | None, params: Any) -> tuple[list[dict[str, Any]], dict]:
+def documents_page(documents: list[IndexedDocument], asked: str | None, params: Any) -> tuple[list[IndexedDocument], dict]:
     """One page of a base's documents (?page=N; past the last: the last) and how to reach the others
     (links keep the rest of the query: a search shown above the table stays)."""
     pages = max(1, -(-len(documents) // DOCUMENTS_PER_PAGE))
@@ -93,8 +94,8 @@ def _extras(ctx: Ctx, base, query: str, as_of: str | None) -> dict[str, Any]:
     extras: dict[str, Any] = {"documents": None, "saves": None, "query": query, "as_of": as_of or "", "found": None,
                               "search_error": None}
     if base.kind == "documents":
-        docs = ctx.core.documents.documents(ctx.actor, base.name)["documents"]
-        extras["documents"] = [d for d in docs if d.get("origin") not in ("notes", "saved")]
+        docs = ctx.core.documents.documents(ctx.actor, base.name).documents
+        extras["documents"] = [d for d in docs if d.origin not in ("notes", "saved")]
     extras["saves"] = ctx.core.saves.list(ctx.actor, base.name)
     extras["drafts"] = ctx.core.saves.drafts(ctx.actor, base.name) if ctx.actor.can(DEPLOYMENTS_CALL) else None
     extras["draft_rules"] = ctx.core.saves.draft_rules()
@@ -118,7 +119,7 @@ async def show_base(ctx: Ctx) -> Response:
     extras = await ctx.call(_extras, ctx, base, params.get("q", "").strip(), as_of)
     if extras["documents"] is not None:
         extras["documents"], extras["paging"] = documents_page(extras["documents"], params.get("page"), params)
-    status = await ctx.call(ctx.core.documents.status, ctx.actor, name)
+    status = (await ctx.call(ctx.core.documents.status, ctx.actor, name)).model_dump()
     job = {**status, "text": sync_line(status), "active": status["state"] in ("queued", "running")}
     choices = await ctx.call(deployment_choices, ctx) if ctx.actor.can(MANAGE_BASES) else {"embedding": [], "chat": []}
     return ctx.render("bases/show.html", base=base, notes=notes, saved=saved, job=job, choices=choices, **extras)
@@ -167,7 +168,7 @@ async def upload(ctx: Ctx) -> Response:
     name = ctx.request.path_params["name"]
     filename, data = await ctx.upload("file", "Choose a file to upload")
     result = await ctx.call(ctx.core.documents.upload, ctx.actor, name, filename, data)
-    return ctx.redirect(f"/metis/knowledge-bases/{name}", f"Uploaded {filename}: {result.get('chunks', 0)} passages")
+    return ctx.redirect(f"/metis/knowledge-bases/{name}", f"Uploaded {filename}: {result.chunks} passages")
 
 
 SYNC_WAIT = 3.0  # seconds "Sync now" waits for a small sync to finish, to say its result at once
@@ -229,7 +230,7 @@ async def sync(ctx: Ctx) -> Response:
 @api
 async def sync_status(ctx: Ctx) -> Response:
     """The base's sync job for console.js: the job, and the sentence the page shows for it."""
-    status = await ctx.call(ctx.core.documents.status, ctx.actor, ctx.request.path_params["name"])
+    status = (await ctx.call(ctx.core.documents.status, ctx.actor, ctx.request.path_params["name"])).model_dump()
     return JSONResponse({**status, "text": sync_line(status), "active": status["state"] in ("queued", "running")})
 
 

@@ -5,32 +5,32 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import ValidationError
+from starlette.datastructures import FormData
 from starlette.responses import Response
 from starlette.routing import Route
 
+from ..eos import tools as tools_mod
 from ..eos.deploy import DeployRequest
 from ..eos.deploy import deploy as deploy_model
+from ..eos.deployments import Deployment, Health
 from ..errors import AstralyxError, describe
 from .web import Ctx, page
 
 
-def health_of(ctx: Ctx, dep, *, check: bool = True) -> dict[str, Any] | None:
-    """The deployment's health from the runtimes service, when this build has one (`check`: an upstream is asked;
-    without, its last check or call is shown)."""
-    runtimes = getattr(ctx.core, "runtimes", None)
-    if runtimes is None or not hasattr(runtimes, "health"):
-        return None
+def health_of(ctx: Ctx, dep: Deployment, *, check: bool = True) -> Health:
+    """The deployment's health from the runtimes (`check`: an upstream is asked; without, its last check or call
+    is shown)."""
     try:
-        return runtimes.health(dep.workspace, dep.name, check=check)
+        return ctx.core.runtimes.health(dep.workspace, dep.name, check=check)
     except Exception as e:  # a health probe must never break the page
-        return {"ok": False, "detail": str(e)}
+        return Health(ok=False, detail=str(e))
 
 
 @page
 async def list_deployments(ctx: Ctx) -> Response:
     deployments = await ctx.call(ctx.core.deployments.list, ctx.actor)
 
-    def check_all() -> list[dict[str, Any]]:
+    def check_all() -> list[dict[str, Deployment | Health]]:
         # A list calls no upstream: each shows its last check or call (its own page asks it).
         return [{"dep": d, "health": health_of(ctx, d, check=False)} for d in deployments]
 
@@ -66,15 +66,7 @@ routes = [
 ]
 
 
-def _tools_module():
-    try:
-        from ..eos import tools
-    except ImportError:  # pragma: no cover - a build without the gateway's tools
-        return None
-    return tools
-
-
-def knowledge_rows(tools_mod, dep) -> list[dict[str, Any]]:
+def knowledge_rows(dep: Deployment) -> list[dict[str, Any]]:
     """One row per base the deployment's tools use: search? save? how it saves?"""
     rows: dict[str, dict[str, Any]] = {}
     for tool in tools_mod.builtin_tools(dep.spec.tools):
@@ -89,12 +81,9 @@ def knowledge_rows(tools_mod, dep) -> list[dict[str, Any]]:
 
 @page
 async def tools_tab(ctx: Ctx) -> Response:
-    tools_mod = _tools_module()
     dep = await ctx.call(ctx.core.deployments.get, ctx.actor, ctx.request.path_params["name"])
-    if tools_mod is None:
-        return ctx.render("eos/show.html", dep=dep, health=None, tab="overview")
     listing = tools_mod.listing(dep)
-    rows = knowledge_rows(tools_mod, dep)
+    rows = knowledge_rows(dep)
     given = {r["base"] for r in rows}
     bases = [b.name for b in await ctx.call(ctx.core.bases.list, ctx.actor) if b.name not in given]
     return ctx.render("eos/tools.html", dep=dep, tab="tools", listing=listing, rows=rows, bases=bases)
@@ -102,7 +91,6 @@ async def tools_tab(ctx: Ctx) -> Response:
 
 @page
 async def set_tools(ctx: Ctx) -> Response:
-    tools_mod = _tools_module()
     name = ctx.request.path_params["name"]
     form = await ctx.form()
     base = str(form.get("base") or "").strip()
@@ -116,7 +104,7 @@ async def set_tools(ctx: Ctx) -> Response:
     if choice in ("own", "ask"):
         confirm = choice == "ask"
     dep = await ctx.call(ctx.core.deployments.get, ctx.actor, name)
-    before = {r["base"]: r for r in knowledge_rows(tools_mod, dep)}.get(base)
+    before = {r["base"]: r for r in knowledge_rows(dep)}.get(base)
     newly_on_its_own = save and not confirm and not (before and before["save"] and not before["confirm"])
     if newly_on_its_own and choice != "own":
         # The console warns before a deployment saves on its own (the doc's "Why saving on its own is a choice").
@@ -144,14 +132,14 @@ routes += [
 async def library(ctx: Ctx) -> Response:
     models = await ctx.call(ctx.core.models.list, ctx.actor)
     families = ctx.core.models.families()
-    return ctx.render("eos/models.html", models=[m for m in models if not m.get("family")], families=families,
-                      members={f.name: [m for m in models if m.get("family") == f.name] for f in families})
+    return ctx.render("eos/models.html", models=[m for m in models if not m.family], families=families,
+                      members={f.name: [m for m in models if m.family == f.name] for f in families})
 
 
 @page
 async def family_page(ctx: Ctx) -> Response:
     family = await ctx.call(ctx.core.models.family, ctx.actor, ctx.request.path_params["family"])
-    chosen = ctx.request.query_params.get("size") or family["default_size"]
+    chosen = ctx.request.query_params.get("size") or family.default_size
     return ctx.render("eos/family.html", family=family, chosen=chosen)
 
 
@@ -159,11 +147,11 @@ async def family_page(ctx: Ctx) -> Response:
 async def new_deployment(ctx: Ctx) -> Response:
     models = await ctx.call(ctx.core.models.list, ctx.actor)
     chosen = ctx.request.query_params.get("model", "")
-    entry = next((m for m in models if m["name"] == chosen or chosen in m.get("aliases", [])), None)
+    entry = next((m for m in models if m.name == chosen or chosen in m.aliases), None)
     return ctx.render("eos/new.html", models=models, entry=entry, chosen=chosen)
 
 
-def _form_request(form: Any, model: str) -> DeployRequest:
+def _form_request(form: FormData, model: str) -> DeployRequest:
     """The form's choices as the domain's deploy request: Runs on, replicas, Scale to zero when idle."""
     try:
         low, high = int(str(form.get("min") or 1)), int(str(form.get("max") or 1))

@@ -9,19 +9,22 @@ from starlette.routing import Route
 
 from ..auth.roles import WRITE_CONTENT
 from ..metis.bases import parse_request
+from ..metis.memory.facts import FactIn
+from ..metis.memory.imports import ImportRemoved
+from ..metis.memory.service import FactListing
 from .bases import base_request, deployment_choices
 from .web import Ctx, page
 
 
-def older_counts(listing: dict[str, Any]) -> dict[str, int]:
+def older_counts(listing: FactListing) -> dict[str, int]:
     """For each fact shown, how many older facts of its subject and attribute it replaced."""
     counts: dict[str, int] = {}
-    for group in listing["subjects"]:
-        for item in group["facts"]:
-            replaced = item.get("replaced", [])
-            counts[item["id"]] = len(replaced)
+    for group in listing.subjects:
+        for item in group.facts:
+            replaced = item.replaced or []
+            counts[item.id] = len(replaced)
             for i, old in enumerate(replaced):  # newest first
-                counts[old["id"]] = len(replaced) - i - 1
+                counts[old.id] = len(replaced) - i - 1
     return counts
 
 
@@ -47,7 +50,7 @@ async def show_memory(ctx: Ctx) -> Response:
     listing = await ctx.call(ctx.core.memory.list, ctx.actor, name, history=history)
     imports = None
     if ctx.actor.can(WRITE_CONTENT) and base.spec.extractor is not None:
-        imports = (await ctx.call(ctx.core.imports.listing, ctx.actor, name))["imports"]
+        imports = (await ctx.call(ctx.core.imports.listing, ctx.actor, name)).imports
     return ctx.render("memory/show.html", base=base, listing=listing, history=history, imports=imports)
 
 
@@ -58,17 +61,17 @@ async def add_fact(ctx: Ctx) -> Response:
     fact = {k: str(form.get(k) or "").strip() for k in ("subject", "attribute", "fact", "source", "said_at")}
     fact["source"] = fact["source"] or "by hand"
     result = await ctx.call(ctx.core.memory.keep, ctx.actor, name, [fact])
-    entry = result["facts"][0]
-    if entry["change"] == "confirms":
-        message = f"Already known: kept once, said again {entry['said_at'][:10]} recorded"
-    elif entry["status"] == "known":
+    entry = result.facts[0]
+    if entry.change == "confirms":
+        message = f"Already known: kept once, said again {entry.said_at[:10]} recorded"
+    elif entry.status == "known":
         message = "Already known: nothing kept twice"
-    elif entry.get("splits"):
-        message = f"Kept in the history, between two sayings of “{entry['splits']['fact']}”: now two facts"
-    elif entry["status"] == "history":
+    elif entry.splits is not None:
+        message = f"Kept in the history, between two sayings of “{entry.splits.fact}”: now two facts"
+    elif entry.status == "history":
         message = "Kept in the history: a fact said later holds now"
-    elif result["replaced"]:
-        message = f"Kept; it replaced “{entry['replaces']['fact']}”"
+    elif result.replaced and entry.replaces is not None:
+        message = f"Kept; it replaced “{entry.replaces.fact}”"
     else:
         message = "Kept 1 fact"
     return ctx.redirect(f"/metis/memory/{name}", message)
@@ -107,15 +110,15 @@ async def forget_fact(ctx: Ctx) -> Response:
     form = await ctx.form()
     history = form.get("history") == "true"
     result = await ctx.call(ctx.core.memory.forget, ctx.actor, name, fact_id, history=history)
-    n = result["history_forgotten"]
+    n = result.history_forgotten
     message = "Forgot the fact"
     if n:
         message += f" and the {n} older fact{'s' if n != 1 else ''} it replaced"
-    if result.get("current"):
-        message += f"; “{result['current']['fact']}” holds again"
-    if result.get("rejoined"):
-        joined = result["rejoined"]
-        message += f"; “{joined['fact']}”, said before and after it, is one fact again (since {joined['said_at'][:10]})"
+    if result.current is not None:
+        message += f"; “{result.current.fact}” holds again"
+    if result.rejoined is not None:
+        joined = result.rejoined
+        message += f"; “{joined.fact}”, said before and after it, is one fact again (since {joined.said_at[:10]})"
     return ctx.redirect(f"/metis/memory/{name}" + ("?history=1" if history else ""), message)
 
 
@@ -129,19 +132,13 @@ async def upload_archive(ctx: Ctx) -> Response:
     filename, data = await ctx.upload(
         "archive", "Choose the export to import: the zip ChatGPT or Claude sent, or its conversations.json")
     job, _ = await ctx.call(ctx.core.imports.create, ctx.actor, name, data, filename)
-    return ctx.redirect(f"/metis/memory/{name}/imports/{job['id']}")
+    return ctx.redirect(f"/metis/memory/{name}/imports/{job.id}")
 
 
 @page
 async def show_import(ctx: Ctx) -> Response:
     name, job_id = ctx.request.path_params["name"], ctx.request.path_params["job"]
     job = await ctx.call(ctx.core.imports.get, ctx.actor, name, job_id)
-    n = 0
-    for group in (job.get("review") or {}).get("subjects") or []:  # numbered as shown, for the labels
-        for attribute in group["attributes"]:
-            for proposal in attribute["proposals"]:
-                n += 1
-                proposal["n"] = n
     return ctx.render("memory/import.html", base_name=name, job=job)
 
 
@@ -151,7 +148,7 @@ async def start_import(ctx: Ctx) -> Response:
     form = await ctx.form()
     ids = [str(v) for v in form.getlist("conversation")]
     job = await ctx.call(ctx.core.imports.get, ctx.actor, name, job_id)
-    if job["state"] == "ready":
+    if job.state == "ready":
         await ctx.call(ctx.core.imports.start, ctx.actor, name, job_id, ids=ids or None)
     else:  # stopped: continued as it was chosen
         await ctx.call(ctx.core.imports.start, ctx.actor, name, job_id)
@@ -162,7 +159,7 @@ async def start_import(ctx: Ctx) -> Response:
 async def cancel_import(ctx: Ctx) -> Response:
     name, job_id = ctx.request.path_params["name"], ctx.request.path_params["job"]
     result = await ctx.call(ctx.core.imports.cancel, ctx.actor, name, job_id)
-    if result.get("removed"):
+    if isinstance(result, ImportRemoved):
         return ctx.redirect(f"/metis/memory/{name}", "Import removed: its proposals are gone")
     return ctx.redirect(f"/metis/memory/{name}", "Import cancelled: its conversations are gone, nothing was kept")
 
@@ -174,14 +171,15 @@ async def keep_import(ctx: Ctx) -> Response:
     form = await ctx.form()
     ticked = {str(v) for v in form.getlist("proposal")}
     job = await ctx.call(ctx.core.imports.get, ctx.actor, name, job_id)
-    proposals = [p for g in (job.get("review") or {}).get("subjects") or [] for a in g["attributes"] for p in a["proposals"]]
-    chosen = [{k: p[k] for k in ("subject", "attribute", "fact", "source", "said_at")} for p in proposals if p["id"] in ticked]
+    proposals = [p for g in job.review.subjects for a in g.attributes for p in a.proposals] if job.review else []
+    chosen: list[FactIn | dict[str, Any]] = [{"subject": p.subject, "attribute": p.attribute, "fact": p.fact,
+                                              "source": p.source, "said_at": p.said_at} for p in proposals if p.id in ticked]
     if not chosen:
         return ctx.redirect(f"/metis/memory/{name}/imports/{job_id}", "Nothing ticked: nothing kept")
     kept = replaced = 0
     for i in range(0, len(chosen), KEEP_BATCH):
         result = await ctx.call(ctx.core.memory.keep, ctx.actor, name, chosen[i : i + KEEP_BATCH])
-        kept, replaced = kept + result["kept"], replaced + result["replaced"]
+        kept, replaced = kept + result.kept, replaced + result.replaced
     message = f"Kept {kept} fact{'s' if kept != 1 else ''}"
     if replaced:
         message += f"; {replaced} replaced an older fact"

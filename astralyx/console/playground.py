@@ -16,7 +16,9 @@ from typing import Any
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from ..eos.gateway import parse_chat
 from ..errors import BadRequest
+from ..metis.memory.facts import FactIn
 from ..server.streams import guarded, sse
 from .web import Ctx, api, page
 
@@ -63,12 +65,12 @@ async def chat(ctx: Ctx) -> Response:
         for m in body.get("messages") or []
         if isinstance(m, dict) and m.get("role") in ("user", "assistant") and isinstance(m.get("content"), str)
     ]
-    request = {
+    request = parse_chat({
         "model": body.get("deployment"),
         "messages": messages,
         "stream": True,
         "metadata": {"conversation_title": str(body.get("conversation_title") or "").strip()[:200] or None},
-    }
+    })
     gateway = ctx.core.gateway
     turn = await ctx.call(gateway.prepare, ctx.actor, request)
     start = len(turn.messages)
@@ -125,7 +127,7 @@ async def extract(ctx: Ctx) -> Response:
         raise BadRequest("Send {messages, source}", code="INVALID_CONVERSATION")
     source = body.get("source") if isinstance(body.get("source"), str) else None
     result = await ctx.call(ctx.core.extractor.extract, ctx.actor, base, body.get("messages"), source=source)
-    return JSONResponse(result)
+    return JSONResponse(result.model_dump(mode="json"))
 
 
 @api
@@ -134,9 +136,10 @@ async def keep(ctx: Ctx) -> Response:
     body = await ctx.json()
     facts = body.get("facts") if isinstance(body, dict) else None
     fields = ("subject", "attribute", "fact", "source", "said_at")
-    chosen = [{k: f.get(k) for k in fields if f.get(k) is not None} for f in facts or [] if isinstance(f, dict)]
+    chosen: list[FactIn | dict[str, Any]] = [{k: f.get(k) for k in fields if f.get(k) is not None}
+                                            for f in facts or [] if isinstance(f, dict)]
     result = await ctx.call(ctx.core.memory.keep, ctx.actor, base, chosen)
-    return JSONResponse(result)
+    return JSONResponse(result.model_dump(mode="json"))
 
 
 routes = [

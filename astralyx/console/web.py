@@ -11,7 +11,7 @@ import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 from urllib.parse import quote, unquote, urlsplit
 
 from starlette.concurrency import run_in_threadpool
@@ -35,6 +35,9 @@ templates.env.filters["urlpath"] = lambda value: quoted(str(value), slashes=True
 SESSION_COOKIE = "astralyx_key"
 FLASH_COOKIE = "astralyx_flash"
 SESSION_MAX_AGE = 12 * 3600
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 
 def core_of(request: Request) -> Astralyx:
@@ -100,8 +103,9 @@ class Ctx:
 
         return parse_json(await self.request.body())
 
-    async def call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        """Domain code is synchronous (SQLite, files, model calls): run it off the event loop."""
+    async def call(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """Domain code is synchronous (SQLite, files, model calls): run it off the event loop (its types kept, so
+        mypy checks each call as if it were made directly)."""
         return await run_in_threadpool(fn, *args, **kwargs)
 
     def render(self, name: str, status: int = 200, **context: Any) -> Response:

@@ -3,20 +3,18 @@
 The domain talks to a `Database` and writes portable SQL (`?` placeholders, `ON CONFLICT`,
 `RETURNING`); what differs between engines (connections, placeholders, locks, DDL types) lives in
 engines/sqlite.py and engines/postgres.py. `open_records` picks the engine from the settings.
+
+Engines know nothing of what is kept in them: nothing here imports from the rest of astralyx but errors and util
+(tests/test_import_direction.py checks it); a base's index on either engine is metis/index's.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
-
-if TYPE_CHECKING:
-    from ..config import Settings
-    from ..metis.bases import KnowledgeBase
-    from ..metis.index.protocol import IndexStore
+from typing import Any, Protocol, TypeAlias
 
 # A row by name or by position: sqlite3.Row under SQLite, engines.postgres.Row under PostgreSQL.
 # Their values are whatever the column holds, hence Any.
@@ -57,6 +55,19 @@ class Database(Protocol):
     def close(self) -> None: ...
 
 
+class PoolConfig(Protocol):
+    """What sizes a process's connection pools to PostgreSQL (the settings' database_pool_*; config.Settings has them)."""
+
+    @property
+    def database_pool_size(self) -> int: ...
+
+    @property
+    def database_lock_pool_size(self) -> int: ...
+
+    @property
+    def database_pool_timeout(self) -> float: ...
+
+
 def lock_id(name: str) -> int:
     """A signed 64-bit PostgreSQL advisory lock id for a name (the same on every replica and machine)."""
     return int.from_bytes(hashlib.blake2b(name.encode(), digest_size=8).digest(), "big", signed=True)
@@ -66,7 +77,7 @@ def is_postgres(url: str | None) -> bool:
     return bool(url) and str(url).startswith(("postgresql://", "postgres://"))
 
 
-def open_records(home: Path, url: str | None = None, settings: Settings | None = None) -> Database:
+def open_records(home: Path, url: str | None = None, settings: PoolConfig | None = None) -> Database:
     """The instance's records: `<home>/astralyx.db`, or the PostgreSQL database at `url` (its connection pools
     sized by `settings`; the vector extension created, or start stops naming the fix)."""
     if url and is_postgres(url):
@@ -93,11 +104,3 @@ def open_records(home: Path, url: str | None = None, settings: Settings | None =
 
     return SqliteDatabase(home / "astralyx.db")
 
-
-def index_opener(url: str | None) -> Callable[[KnowledgeBase], IndexStore] | None:
-    """How a base's index is opened under this engine (None: the index service's own, index.db in the base's folder)."""
-    if not (url and is_postgres(url)):
-        return None
-    from .pg_index import PgIndexStore
-
-    return lambda base: PgIndexStore(url, base.workspace, base.name, base.folder)

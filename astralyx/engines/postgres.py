@@ -19,6 +19,7 @@ back, without a restart.
 
 from __future__ import annotations
 
+import logging
 import re
 import select
 import threading
@@ -35,8 +36,10 @@ from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 from ..errors import DatabaseBusy, Unavailable
 from . import lock_id
 
-__all__ = ["Database", "lock_id", "borrow", "Row", "PoolSettings", "configure", "close_all", "busy", "require_vector"]
+__all__ = ["Database", "lock_id", "borrow", "advisory", "Row", "PoolSettings", "configure", "close_all", "busy",
+           "require_vector"]
 
+log = logging.getLogger("astralyx")
 _QUOTED_OR_MARK = re.compile(r"'(?:[^']|'')*'|\?|%")
 
 
@@ -101,10 +104,34 @@ _local = threading.local()  # what each thread borrowed: (url, kind) → [pool, 
 BUSY_STATES = ("08", "53", "57P")  # connection failures, too many clients / out of resources, shutting down or starting
 
 
-def configure(url: str, settings: PoolSettings) -> None:
-    """The pools' sizes and wait for `url` in this process (pools opened from now on use them)."""
+def configure(url: str, settings: PoolSettings, *, owner: bool = False) -> PoolSettings:
+    """The pools' sizes and wait for `url` in this process (`owner`: for a core's records, counted until it closes);
+    answers those in force. The pools of a URL are one per process, shared by every core on it (a thread's
+    transaction and the locks it holds are on them), so they have one set of sizes: the first open core's, until
+    the last one closes. A core opened meanwhile with other sizes is told so in the log, and uses the pools as they
+    are (one pool per core would let a statement escape its thread's transaction, and double the connections)."""
     with _pools_guard:
-        _settings[url] = settings
+        current = _settings.get(url) if _owners.get(url) else None
+        if current is None:
+            _settings[url] = current = settings
+        if owner:
+            _owners[url] = _owners.get(url, 0) + 1
+    if current != settings:
+        log.warning(
+            "the connection pools to %s are shared by every core of this process and sized by the first: %s; "
+            "this core asked for %s (database_pool_size, database_lock_pool_size, database_pool_timeout) and uses "
+            "the first's until every core on that database has closed", _safe(url), _sizes(current), _sizes(settings),
+        )
+    return current
+
+
+def _sizes(s: PoolSettings) -> str:
+    return f"size {s.size}, lock size {s.lock_size}, timeout {s.timeout:g} s"
+
+
+def _safe(url: str) -> str:
+    """The URL without its password, for the log."""
+    return re.sub(r"//([^:/@]+):[^@]*@", r"//\1:***@", url)
 
 
 def settings_of(url: str) -> PoolSettings:
@@ -224,6 +251,37 @@ def _why(pool: ConnectionPool[Any], url: str, timeout: float) -> str:
     return f"no connection came within {timeout:g} s"
 
 
+# -- session advisory locks (locks.py's folders and jobs on PostgreSQL, a base's load and reindex) -----------
+@contextmanager
+def advisory(url: str, name: str, *, wait: bool) -> Iterator[bool]:
+    """A PostgreSQL session advisory lock named `name` (True inside when held; `wait=False`: False at once when
+    another session holds it). A process that dies lets it go. Held on a connection of the engine's lock pool,
+    which this thread keeps while it holds any (apart from the statements' pool: a holder never waits on itself)."""
+    lock = lock_id(name)
+    with borrow(url, "locks") as conn:
+        try:
+            if wait:
+                conn.execute("SELECT pg_advisory_lock(%s)", (lock,))
+                got = True
+            else:
+                row = conn.execute("SELECT pg_try_advisory_lock(%s)", (lock,)).fetchone()
+                got = bool(row and row[0])
+        except Exception as e:
+            translated = busy(e)
+            if translated is None:
+                raise
+            raise translated from e
+        try:
+            yield got
+        finally:
+            if got:
+                try:
+                    conn.execute("SELECT pg_advisory_unlock(%s)", (lock,))
+                except Exception:
+                    if not conn.broken:  # a session that broke let its locks go with it
+                        raise
+
+
 # -- errors ---------------------------------------------------------------------------------------
 def busy(e: BaseException) -> DatabaseBusy | None:
     """The DATABASE_BUSY a database error means, if it is one of a busy or unreachable database."""
@@ -285,9 +343,7 @@ class Database:
         self._lock = lock_id(f"astralyx:db:{name}")
         self._owner = pool is not None  # a core's records: the pools live while one is open
         if pool is not None:
-            configure(url, pool)
-            with _pools_guard:
-                _owners[url] = _owners.get(url, 0) + 1
+            configure(url, pool, owner=True)
 
     @contextmanager
     def connection(self) -> Iterator[_Conn]:
@@ -342,7 +398,7 @@ class Database:
                 _owners[self.url] -= 1
             last = not _owners.get(self.url)
             if last:
-                _owners.pop(self.url, None)
+                _owners.pop(self.url, None)  # the next core to open sizes the pools again
         if last:
             close_all(self.url)
 

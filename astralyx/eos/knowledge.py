@@ -66,8 +66,8 @@ def search(searcher: Search, reader: Actor, base: str, query: Any, *, max_result
         log.exception("search_knowledge on %s failed", base)
         return {"knowledge_base": base, **error_body("SEARCH_FAILED", f"The search failed on the server ({type(e).__name__})"),
                 "note": FAILED_NOTE.format(base=base)}
-    result = {"knowledge_base": found.get("knowledge_base", base), "mode": found.get("mode"),
-              "results": found.get("results") or []}
+    result: dict[str, Any] = {"knowledge_base": found.knowledge_base, "mode": found.mode,
+                              "results": [p.model_dump() for p in found.results]}
     if as_of:
         result["as_of"] = as_of
     result["note"] = CITE_NOTE if result["results"] else NOTHING_NOTE.format(base=base)
@@ -128,7 +128,7 @@ def _cut(text: str, length: int) -> str:
 
 
 @dataclass
-class Saved:
+class SaveOutcome:
     """What became of a save_to_knowledge call: the model's answer, and the draft or save it made."""
 
     result: dict[str, Any]
@@ -160,19 +160,19 @@ def saved_answer(save: ModelSave) -> dict[str, Any]:
 
 
 def save(saves: Saves, base: KnowledgeBase, *, by: str, conversation: str | None, title: Any, text: Any,
-         confirm: bool, maker: str | None = None) -> Saved:
+         confirm: bool, maker: str | None = None) -> SaveOutcome:
     """Ask before saving (`confirm`: a draft the person decides on: `maker`, the key that chats) or save on its own
     (within SAVE_LIMIT)."""
     try:
         if confirm:
             draft = saves.propose(base, by, conversation, title, text, made_by=maker)
-            return Saved(draft_answer(draft), draft=draft)
+            return SaveOutcome(draft_answer(draft), draft=draft)
         done = saves.save_now(base, by, conversation, title, text)
     except AstralyxError as e:
         note = {"SAVE_LIMIT": LIMIT_NOTE, "DRAFT_LIMIT": DRAFT_LIMIT_NOTE}.get(e.code, "Nothing was saved.")
-        return Saved({**error_body(e.code, e.message), "note": note})
+        return SaveOutcome({**error_body(e.code, e.message), "note": note})
     except Exception as e:  # a disk that refuses the file: the model is told, the chat goes on
         log.exception("save_to_knowledge on %s failed", base.name)
-        return Saved({**error_body("SAVE_FAILED", f"The note could not be written on the server ({type(e).__name__})"),
+        return SaveOutcome({**error_body("SAVE_FAILED", f"The note could not be written on the server ({type(e).__name__})"),
                       "note": "Nothing was saved. Tell the person."})
-    return Saved(saved_answer(done), save=done)
+    return SaveOutcome(saved_answer(done), save=done)

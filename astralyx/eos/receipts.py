@@ -13,14 +13,15 @@ import base64
 import json
 import os
 import secrets
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import rfc8785
 from nacl.exceptions import BadSignatureError
 from nacl.signing import SigningKey, VerifyKey
+from pydantic import ConfigDict, Field
 
+from ..answers import Answer, absent
 from ..auth.actor import Actor
 from ..auth.roles import DEPLOYMENTS_READ
 from ..engines import Database
@@ -87,39 +88,74 @@ def load_or_create_key(path: Path) -> SigningKey:
     return SigningKey(seed)
 
 
-@dataclass
-class Verdict:
+class ReceiptRecord(Answer):
+    """What a receipt says happened: the fields its signature covers."""
+
+    # Kept whole as it was signed: a field this version does not name still counts in the signature.
+    model_config = ConfigDict(extra="allow")
+    id: str
+    deployment: str
+    workspace: str
+    caller: str | None
+    tool: str
+    function: str
+    knowledge_base: str | None
+    arguments_sha256: str
+    result_sha256: str
+    time: str
+    conversation: str | None
+
+
+class Receipt(Answer):
+    """A signed receipt of one tool call: the record, and its Ed25519 signature over the record's RFC 8785 JSON."""
+
+    receipt: ReceiptRecord
+    algorithm: str = ALGORITHM
+    canonicalization: str = CANONICALIZATION
+    key_id: str = Field(description="Which key signed it: ed25519:<first 16 hex digits of the key's SHA-256>")
+    signature: str = Field(description="Base64")
+
+
+class PublicKey(Answer):
+    """The gateway's Ed25519 public key: receipts verify against it (offline too)."""
+
+    algorithm: str = ALGORITHM
+    canonicalization: str = CANONICALIZATION
+    key_id: str
+    public_key: str = Field(description="Base64")
+    public_key_hex: str
+
+
+class Verdict(Answer):
+    """Whether a receipt is valid, or exactly why not."""
+
     valid: bool
     reason: str
-    fields: list[str]  # the fields found changed, when known
-    key_id: str | None = None
+    tampered_fields: list[str] | None = absent("The fields found changed, when known")
+    key_id: str | None = absent("This gateway's key")
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"valid": self.valid, "reason": self.reason}
-        if self.fields:
-            out["tampered_fields"] = self.fields
-        if self.key_id:
-            out["key_id"] = self.key_id
-        return out
+
+def _verdict(valid: bool, reason: str, fields: list[str], key_id: str | None = None) -> Verdict:
+    return Verdict(valid=valid, reason=reason, tampered_fields=fields or None, key_id=key_id)
 
 
 def verify(document: Any, public_key: VerifyKey, original: dict[str, Any] | None = None) -> Verdict:
     """Check a receipt against a public key; with the record as signed (`original`), name what changed."""
     expected = key_id(public_key)
     if not isinstance(document, dict) or not isinstance(document.get("receipt"), dict):
-        return Verdict(False, 'not a receipt: expected {"receipt": {...}, "signature": "...", ...}', [])
+        return _verdict(False, 'not a receipt: expected {"receipt": {...}, "signature": "...", ...}', [])
     record = document["receipt"]
     signature = document.get("signature")
     if document.get("algorithm", ALGORITHM) != ALGORITHM:
-        return Verdict(False, f"signed with {document.get('algorithm')!r}; receipts are {ALGORITHM}", ["algorithm"])
+        return _verdict(False, f"signed with {document.get('algorithm')!r}; receipts are {ALGORITHM}", ["algorithm"])
     try:
         raw_sig = base64.b64decode(signature or "", validate=True)
     except (ValueError, TypeError):
-        return Verdict(False, "the signature is not base64: it was altered", ["signature"])
+        return _verdict(False, "the signature is not base64: it was altered", ["signature"])
     try:
         message = canonical(record)
     except Exception as e:  # rfc8785 refuses NaN, huge ints, non-string keys
-        return Verdict(False, f"the record cannot be canonicalised ({e}): it was altered", [])
+        return _verdict(False, f"the record cannot be canonicalised ({e}): it was altered", [])
     try:
         public_key.verify(message, raw_sig)
         ok = True
@@ -128,22 +164,22 @@ def verify(document: Any, public_key: VerifyKey, original: dict[str, Any] | None
     claimed = document.get("key_id")
     if ok:
         if claimed not in (None, expected):
-            return Verdict(False, f"key_id was changed to {claimed!r}: the signature is by this gateway's key {expected}",
+            return _verdict(False, f"key_id was changed to {claimed!r}: the signature is by this gateway's key {expected}",
                            ["key_id"], expected)
-        return Verdict(True, f"valid: signed by {expected}", [], expected)
+        return _verdict(True, f"valid: signed by {expected}", [], expected)
     if original is not None:
         changed = [f for f in sorted(set(original) | set(record), key=_field_order)
                    if original.get(f, _MISSING) != record.get(f, _MISSING)]
         if changed:
             details = "; ".join(_change(f, original.get(f, _MISSING), record.get(f, _MISSING)) for f in changed)
-            return Verdict(False, f"tampered: {details}", changed, expected)
+            return _verdict(False, f"tampered: {details}", changed, expected)
         if claimed not in (None, expected):
-            return Verdict(False, f"wrong key: signed by {claimed}, not by this gateway's key {expected}", [], expected)
-        return Verdict(False, "the signature was altered: the record is as signed but the signature does not match it",
+            return _verdict(False, f"wrong key: signed by {claimed}, not by this gateway's key {expected}", [], expected)
+        return _verdict(False, "the signature was altered: the record is as signed but the signature does not match it",
                        ["signature"], expected)
     if claimed not in (None, expected):
-        return Verdict(False, f"wrong key: signed by {claimed}, not by this gateway's key {expected}", [], expected)
-    return Verdict(False, f"the signature does not match the record under {expected}: the record or the signature "
+        return _verdict(False, f"wrong key: signed by {claimed}, not by this gateway's key {expected}", [], expected)
+    return _verdict(False, f"the signature does not match the record under {expected}: the record or the signature "
                           "was altered, or another key signed it", [], expected)
 
 
@@ -182,15 +218,9 @@ class Receipts:
     def verify_key(self) -> VerifyKey:
         return self.signing_key.verify_key
 
-    def public_key(self) -> dict[str, Any]:
+    def public_key(self) -> PublicKey:
         raw = bytes(self.verify_key)
-        return {
-            "algorithm": ALGORITHM,
-            "canonicalization": CANONICALIZATION,
-            "key_id": key_id(self.verify_key),
-            "public_key": b64(raw),
-            "public_key_hex": raw.hex(),
-        }
+        return PublicKey(key_id=key_id(self.verify_key), public_key=b64(raw), public_key_hex=raw.hex())
 
     def issue(
         self,
@@ -204,8 +234,8 @@ class Receipts:
         arguments: Any,
         result: Any,
         conversation: str | None,
-    ) -> dict[str, Any]:
-        """Sign and keep the receipt of one tool call; returns the receipt document."""
+    ) -> Receipt:
+        """Sign and keep the receipt of one tool call."""
         record = {
             "id": new_id("r"),
             "deployment": deployment,
@@ -219,27 +249,22 @@ class Receipts:
             "time": iso(),
             "conversation": conversation,
         }
-        document = {
-            "receipt": record,
-            "algorithm": ALGORITHM,
-            "canonicalization": CANONICALIZATION,
-            "key_id": key_id(self.verify_key),
-            "signature": b64(self.signing_key.sign(canonical(record)).signature),
-        }
+        document = Receipt(receipt=ReceiptRecord.model_validate(record), key_id=key_id(self.verify_key),
+                           signature=b64(self.signing_key.sign(canonical(record)).signature))
         with self.db.transaction() as conn:
             conn.execute(
                 "INSERT INTO receipts(id, workspace, deployment, signature, document, created_at) VALUES (?,?,?,?,?,?)",
-                (record["id"], workspace, deployment, document["signature"], json.dumps(document), record["time"]),
+                (record["id"], workspace, deployment, document.signature, document.model_dump_json(), record["time"]),
             )
         return document
 
-    def get(self, actor: Actor, receipt_id: str) -> dict[str, Any]:
+    def get(self, actor: Actor, receipt_id: str) -> Receipt:
         actor.require(DEPLOYMENTS_READ)
         row = self.db.one("SELECT document FROM receipts WHERE id=? AND workspace=?", (receipt_id, actor.workspace))
         if row is None:
             raise NotFound(f"Receipt {receipt_id!r} not found in this workspace: receipt ids come in chat responses "
                            "(astralyx.receipts)", code="RECEIPT_NOT_FOUND")
-        return cast(dict[str, Any], json.loads(row["document"]))
+        return Receipt.model_validate_json(row["document"])
 
     def check(self, actor: Actor, document: Any) -> Verdict:
         """Verify a receipt with this gateway's key; for this workspace's receipts, name any changed field."""

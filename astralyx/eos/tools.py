@@ -19,13 +19,17 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ..answers import Answer
 from ..auth.actor import Actor
 from ..auth.roles import DEPLOYMENTS_CALL
 from ..errors import Invalid, describe
+
+if TYPE_CHECKING:
+    from .deployments import Deployment, Deployments
 
 SEARCH: Final = "search_knowledge"
 SAVE: Final = "save_to_knowledge"
@@ -57,6 +61,28 @@ class ToolSpec(BaseModel):
         return out
 
 
+class ToolView(Answer):
+    """A built-in tool as people see it (astra eos tools, GET …/tools)."""
+
+    name: str = Field(description="The tool's name as the model sees it")
+    builtin: str
+    knowledge_base: str
+    confirm: bool | None = Field(description="save_to_knowledge: ask the person before saving; null for a search")
+    function: str = Field(description="What it runs on, e.g. (save_to_knowledge: journal, saves on its own)")
+    approval: str | None = None
+    description: str = Field(description="What the model is told about the tool")
+
+
+class ToolListing(Answer):
+    """A deployment's built-in tools, and who may search its bases through it."""
+
+    deployment: str
+    tools: list[ToolView]
+    readable_by_callers: list[str] = Field(description="The bases anyone who may call the deployment can search through it")
+    shared_with: list[str] = Field(description="Other workspaces whose keys can have the model search (and save) through it")
+    warning: str | None
+
+
 @dataclass(frozen=True)
 class BuiltinTool:
     """A built-in tool as the model sees it: its name, and what it runs on."""
@@ -77,16 +103,10 @@ class BuiltinTool:
         extra = ", saves on its own" if self.saves_on_its_own else ""
         return f"({self.builtin}: {self.knowledge_base}{extra})"
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "builtin": self.builtin,
-            "knowledge_base": self.knowledge_base,
-            "confirm": self.confirm if self.builtin == SAVE else None,
-            "function": self.function,
-            "approval": None,
-            "description": self.describe(),
-        }
+    def view(self) -> ToolView:
+        return ToolView(name=self.name, builtin=self.builtin, knowledge_base=self.knowledge_base,
+                        confirm=self.confirm if self.builtin == SAVE else None, function=self.function, approval=None,
+                        description=self.describe())
 
     def describe(self) -> str:
         if self.description:
@@ -208,7 +228,7 @@ class ToolGrant:
         return "on_its_own" if self.tool.saves_on_its_own else "ask"
 
 
-def offers(deployment: Any, actor: Actor) -> list[ToolGrant]:
+def offers(deployment: Deployment, actor: Actor) -> list[ToolGrant]:
     """What a deployment's built-in tools grant `actor`, its caller: nothing to one who may not call deployments,
     nor through an embedding deployment (which takes no tools)."""
     if deployment.spec.kind != "chat" or not actor.can(DEPLOYMENTS_CALL):
@@ -265,22 +285,16 @@ def spec_validator(find_base: Callable[[str, str], Any]) -> Callable[[str, Any],
     return check
 
 
-def listing(deployment: Any) -> dict[str, Any]:
+def listing(deployment: Deployment) -> ToolListing:
     """A deployment's built-in tools as people see them (astra eos tools, GET …/tools)."""
     tools = builtin_tools(deployment.spec.tools)
     searched = sorted({t.knowledge_base for t in tools if t.builtin == SEARCH})
-    return {
-        "deployment": deployment.name,
-        "tools": [t.to_dict() for t in tools],
-        "readable_by_callers": searched,
-        # Other workspaces whose keys can have the model search (and save) through it.
-        "shared_with": list(deployment.spec.shared_with),
-        "warning": readable_warning(deployment.name, searched),
-    }
+    return ToolListing(deployment=deployment.name, tools=[t.view() for t in tools], readable_by_callers=searched,
+                       shared_with=list(deployment.spec.shared_with), warning=readable_warning(deployment.name, searched))
 
 
-def set_knowledge(actor: Any, deployments: Any, name: str, base: str, *, search: bool, save: bool,
-                  confirm: bool = True) -> Any:
+def set_knowledge(actor: Actor, deployments: Deployments, name: str, base: str, *, search: bool, save: bool,
+                  confirm: bool = True) -> Deployment:
     """Give a deployment a base's tools (search, save, how it saves), or none: the base's tools removed.
 
     Other bases' tools are kept as they are; a tool the base keeps keeps its name and description.
@@ -302,5 +316,5 @@ def set_knowledge(actor: Any, deployments: Any, name: str, base: str, *, search:
     for builtin in (SEARCH, SAVE):
         if wanted[builtin] and builtin not in kept:
             out.append(ToolSpec(builtin=builtin, knowledge_base=base, confirm=confirm if builtin == SAVE else True))
-    spec = dep.spec.model_copy(update={"tools": [s.to_spec() for s in out]})
-    return deployments.put(actor, actor.workspace, name, spec)
+    changed = dep.spec.model_copy(update={"tools": [s.to_spec() for s in out]})
+    return deployments.put(actor, actor.workspace, name, changed)

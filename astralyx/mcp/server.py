@@ -159,10 +159,10 @@ class ToolDef:
     title: str
     args: type[_Args]
     annotations: types.ToolAnnotations
-    describe: Callable[[list[mcp_tools.Offer]], str]
+    describe: Callable[[list[mcp_tools.OfferedBase]], str]
 
 
-def _names(offers: list[mcp_tools.Offer], pick: Callable[[mcp_tools.Offer], bool]) -> str:
+def _names(offers: list[mcp_tools.OfferedBase], pick: Callable[[mcp_tools.OfferedBase], bool]) -> str:
     names = [f"{o.name} ({o.base.kind})" for o in offers if pick(o)]
     return ", ".join(names) if names else "none offered to this key"
 
@@ -414,7 +414,7 @@ class AstralyxMcp:
         text = json.dumps(outcome, ensure_ascii=False, indent=1)
         return types.CallToolResult(
             content=[types.TextContent(text=text)], structured_content=outcome, is_error="error" in outcome,
-            _meta={RECEIPT_META: receipt},
+            _meta={RECEIPT_META: receipt.model_dump(mode="json")},
         )
 
     async def _search(self, call: Call, args: SearchArgs) -> dict[str, Any]:

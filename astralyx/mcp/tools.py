@@ -46,7 +46,7 @@ class Caller:
 
 
 @dataclass(frozen=True)
-class Offer:
+class OfferedBase:
     """One base as offered to a caller: whether it may be searched (and as whom) and how it saves."""
 
     base: KnowledgeBase
@@ -71,19 +71,19 @@ class McpTools:
         self.core = core
 
     # -- what is offered -----------------------------------------------------
-    def offers(self, caller: Caller) -> list[Offer]:
+    def offers(self, caller: Caller) -> list[OfferedBase]:
         actor, core = caller.actor, self.core
-        found: dict[str, Offer] = {}
+        found: dict[str, OfferedBase] = {}
         if actor.can(READ):
             for base in core.bases.list(actor):
-                found[base.name] = Offer(base, actor, base_save_mode(base) if actor.can(WRITE_CONTENT) else None)
+                found[base.name] = OfferedBase(base, actor, base_save_mode(base) if actor.can(WRITE_CONTENT) else None)
         if actor.can(DEPLOYMENTS_READ):
             for dep in core.deployments.list(actor):
                 for grant in tool_specs.offers(dep, actor):  # what its tools let a caller do, as the gateway does
                     given = core.bases.find(dep.workspace, grant.knowledge_base)
                     if given is None:
                         continue
-                    offer = found.get(given.name) or Offer(given)
+                    offer = found.get(given.name) or OfferedBase(given)
                     if grant.reader is not None and offer.reader is None:
                         offer = replace(offer, reader=grant.reader)
                     elif grant.save is not None and not actor.can(WRITE_CONTENT):
@@ -92,7 +92,7 @@ class McpTools:
                     found[given.name] = offer
         return [found[n] for n in sorted(found) if caller.bases is None or n in caller.bases]
 
-    def offer(self, caller: Caller, name: str | None, need: Literal["search", "save"]) -> Offer:
+    def offer(self, caller: Caller, name: str | None, need: Literal["search", "save"]) -> OfferedBase:
         """The base a call is about, or the error that says why not (and what would do)."""
         offers = self.offers(caller)
         able = [o for o in offers if (o.reader if need == "search" else o.save) is not None]
@@ -148,7 +148,7 @@ class McpTools:
         assert offer.reader is not None
         return knowledge.search(self.core.search, offer.reader, offer.name, query, max_results=max_results, as_of=as_of)
 
-    def save(self, caller: Caller, offer: Offer, title: str, text: str, *, confirm: bool) -> knowledge.Saved:
+    def save(self, caller: Caller, offer: OfferedBase, title: str, text: str, *, confirm: bool) -> knowledge.SaveOutcome:
         return knowledge.save(self.core.saves, offer.base, by=caller.client, conversation=caller.conversation,
                               title=title, text=text, confirm=confirm, maker=caller.actor.key_id)
 
@@ -172,17 +172,17 @@ class McpTools:
     def extract(self, caller: Caller, memory: str | None, messages: list[dict], *, source: str | None,
                 said_at: str | None) -> dict[str, Any]:
         name = self.memory(caller, memory, WRITE_CONTENT)
-        return self.core.extractor.extract(caller.actor, name, messages, source=source, said_at=said_at)
+        return self.core.extractor.extract(caller.actor, name, messages, source=source, said_at=said_at).model_dump()
 
     def keep(self, caller: Caller, memory: str | None, facts: list[FactIn | dict]) -> dict[str, Any]:
         name = self.memory(caller, memory, WRITE_CONTENT)
-        return self.core.memory.keep(caller.actor, name, facts)
+        return self.core.memory.keep(caller.actor, name, facts).model_dump()
 
     def recall(self, caller: Caller, memory: str | None = None, subject: str | None = None,
                attribute: str | None = None, as_of: str | None = None, history: bool = False) -> dict[str, Any]:
         name = self.memory(caller, memory, READ)
         answer = self.core.memory.list(caller.actor, name, history=history, as_of=as_of, subject=subject,
-                                       attribute=attribute)
+                                       attribute=attribute).model_dump()
         if not answer["subjects"]:
             answer["note"] = ("Nothing is known about this in the memory" + (f" as of {as_of}" if as_of else "")
                               + ": say so, and do not make an answer up.")

@@ -10,12 +10,22 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_serializer,
+    field_validator,
+    model_validator,
+)
 
+from ..answers import Answer, absent
 from ..auth.actor import Actor
 from ..auth.roles import MANAGE_BASES, READ
 from ..engines import Database, Row
-from ..eos.deployments import Deployments
+from ..eos.deployments import Deployments, Health
 from ..errors import Conflict, Forbidden, Invalid, NotFound, describe
 from ..util import NAME_RE, check_name, iso, new_id
 from .roots import SourceRoots
@@ -72,7 +82,7 @@ class McpSpec(BaseModel):
     )
 
 
-class BaseSpec(BaseModel):
+class KnowledgeBaseSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
     kind: Literal["documents", "memory"] = "documents"
     sources: list[Source] = Field(default_factory=list)
@@ -81,7 +91,7 @@ class BaseSpec(BaseModel):
     mcp: McpSpec | None = None
 
     @model_validator(mode="after")
-    def _memory_has_no_sources(self) -> BaseSpec:
+    def _memory_has_no_sources(self) -> KnowledgeBaseSpec:
         if self.kind == "memory" and self.sources:
             raise ValueError("a memory keeps facts, not documents: leave sources empty")
         return self
@@ -93,10 +103,10 @@ class Metadata(BaseModel):
     name: str = Field(json_schema_extra={"pattern": NAME_RE.pattern})
 
 
-class BaseRequest(BaseModel):
+class KnowledgeBaseRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     metadata: Metadata
-    spec: BaseSpec = Field(default_factory=BaseSpec)
+    spec: KnowledgeBaseSpec = Field(default_factory=KnowledgeBaseSpec)
 
 
 def new_base(
@@ -180,15 +190,31 @@ class EmbeddingChoice:
     chosen: Literal["given", "default"]
     message: str
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"deployment": self.deployment, "chosen": self.chosen, "message": self.message}
+
+class KnowledgeBaseMetadata(Answer):
+    name: str
+    workspace: str
+    created_at: str
+
+
+class KnowledgeBaseView(Answer):
+    """A knowledge base as answered: its name and workspace, its spec (the fields it sets)."""
+
+    metadata: KnowledgeBaseMetadata
+    spec: KnowledgeBaseSpec
+    embedding_choice: EmbeddingChoice | None = absent("At create: which embedding the base got, and why")
+
+    # No return annotation: the document shows the spec's own schema. Unset (null) fields are left out, as always.
+    @field_serializer("spec", mode="plain")
+    def _spec(self, spec: KnowledgeBaseSpec):  # type: ignore[no-untyped-def]
+        return spec.model_dump(mode="json", exclude_none=True)
 
 
 @dataclass
 class KnowledgeBase:
     workspace: str
     name: str
-    spec: BaseSpec
+    spec: KnowledgeBaseSpec
     created_at: str
     folder: Path
     embedding_choice: EmbeddingChoice | None = field(default=None, compare=False)  # at create only
@@ -197,25 +223,21 @@ class KnowledgeBase:
     def kind(self) -> str:
         return self.spec.kind
 
-    def to_dict(self) -> dict[str, Any]:
-        out = {
-            "metadata": {"name": self.name, "workspace": self.workspace, "created_at": self.created_at},
-            "spec": self.spec.model_dump(mode="json", exclude_none=True),
-        }
-        if self.embedding_choice is not None:
-            out["embedding_choice"] = self.embedding_choice.to_dict()
-        return out
+    def view(self) -> KnowledgeBaseView:
+        metadata = KnowledgeBaseMetadata.model_construct(name=self.name, workspace=self.workspace, created_at=self.created_at)
+        return KnowledgeBaseView.model_construct(metadata=metadata, spec=self.spec, embedding_choice=self.embedding_choice)
 
 
-def parse_request(data: Any) -> BaseRequest:
+def parse_request(data: Any) -> KnowledgeBaseRequest:
     try:
-        return BaseRequest.model_validate(data)
+        return KnowledgeBaseRequest.model_validate(data)
     except ValidationError as e:
         raise Invalid(describe(e, "knowledge base"), code="INVALID_SPEC") from None
 
 
 class KnowledgeBases:
-    def __init__(self, db: Database, home: Path, deployments: Deployments, *, source_roots: SourceRoots | None = None) -> None:
+    def __init__(self, db: Database, home: Path, deployments: Deployments, *, source_roots: SourceRoots | None = None,
+                 health: Callable[[str, str], Health] | None = None) -> None:
         self.db = db
         self.root = home / "bases"
         self.deployments = deployments
@@ -223,13 +245,13 @@ class KnowledgeBases:
         self.source_roots = source_roots or SourceRoots(home)
         # Called with the base before its folder goes (indexes close their files, caches drop).
         self.on_delete: list[Callable[[KnowledgeBase], None]] = []
-        # (workspace, deployment) -> {"ok": can it run here now, "detail"}: the runtimes' health (core.py).
-        self.health: Callable[[str, str], dict[str, Any]] | None = None
+        # (workspace, deployment) -> can it run here now (ok, detail): the runtimes' health (core.py).
+        self.health = health
 
     def folder(self, workspace: str, name: str) -> Path:
         return self.root / workspace / name
 
-    def create(self, actor: Actor, request: BaseRequest, *, default_embedding: bool = False) -> KnowledgeBase:
+    def create(self, actor: Actor, request: KnowledgeBaseRequest, *, default_embedding: bool = False) -> KnowledgeBase:
         """A new base, as the request says. default_embedding (the API's create): a request that does not
         mention `spec.embedding` gets the workspace's (`default_embedding`); `"embedding": null` is none."""
         actor.require(MANAGE_BASES)
@@ -273,13 +295,13 @@ class KnowledgeBases:
         if pick is None:
             why = "several embedding deployments and none is the default" if mine else "no embedding deployment"
             return EmbeddingChoice(None, "default", f"{keywords}: the workspace has {why} (name one in spec.embedding)")
-        health = self.health(workspace, pick.name) if self.health else {"ok": True}
-        if not health.get("ok"):
-            return EmbeddingChoice(None, "default", f"{keywords}: {pick.name} is not ready ({health.get('detail')})")
+        health = self.health(workspace, pick.name) if self.health else Health(ok=True)
+        if not health.ok:
+            return EmbeddingChoice(None, "default", f"{keywords}: {pick.name} is not ready ({health.detail})")
         return EmbeddingChoice(pick.name, "default", f"embeds with {pick.name}, the workspace's embedding deployment "
                                "(\"embedding\": null for keywords only)")
 
-    def update(self, actor: Actor, name: str, spec: BaseSpec) -> KnowledgeBase:
+    def update(self, actor: Actor, name: str, spec: KnowledgeBaseSpec) -> KnowledgeBase:
         actor.require(MANAGE_BASES)
         base = self.get(actor, name)
         if spec.kind != base.kind:
@@ -293,7 +315,7 @@ class KnowledgeBases:
             )
         return self.get(actor, name)
 
-    def _check_sources(self, actor: Actor, spec: BaseSpec, kept: Sequence[str] = ()) -> None:
+    def _check_sources(self, actor: Actor, spec: KnowledgeBaseSpec, kept: Sequence[str] = ()) -> None:
         """Each folder where the operator lets a base read (metis/roots.py). When no roots are set, the local owner
         (no key) names any folder outside the data directory, and an update may keep the folders the base had."""
         for source in spec.sources:
@@ -313,7 +335,7 @@ class KnowledgeBases:
             return base, None
         return replace(base, spec=base.spec.model_copy(update={"sources": kept})), refused
 
-    def _check_deployments(self, workspace: str, spec: BaseSpec) -> None:
+    def _check_deployments(self, workspace: str, spec: KnowledgeBaseSpec) -> None:
         for role, ref, kind in (("embedding", spec.embedding, "embedding"), ("extractor", spec.extractor, "chat")):
             if ref is None:
                 continue
@@ -377,7 +399,7 @@ class KnowledgeBases:
         return KnowledgeBase(
             workspace=row["workspace"],
             name=row["name"],
-            spec=BaseSpec.model_validate(json.loads(row["spec"])),
+            spec=KnowledgeBaseSpec.model_validate(json.loads(row["spec"])),
             created_at=row["created_at"],
             folder=self.folder(row["workspace"], row["name"]),
         )

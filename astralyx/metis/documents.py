@@ -12,6 +12,9 @@ import unicodedata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pydantic import Field
+
+from ..answers import Answer
 from ..auth.actor import Actor
 from ..auth.roles import READ, WRITE_CONTENT
 from ..errors import BadRequest, Conflict, NotFound
@@ -20,7 +23,7 @@ from ..util import iso, sha256
 from .bases import KnowledgeBase, KnowledgeBases
 from .document_ids import document_id
 from .index import Index
-from .jobs import RemoteJob, SyncJob, SyncJobs
+from .jobs import IdleSync, RemoteJob, SyncJob, SyncJobs, SyncStatus
 from .parsing import check_supported, parse_file
 from .writer import UPLOADS, Writer
 
@@ -45,6 +48,55 @@ def safe_name(name: str) -> str:
         keep = MAX_NAME - len(ext.encode()) - 1
         name = stem.encode()[:keep].decode(errors="ignore") + dot + ext
     return name
+
+
+class Uploaded(Answer):
+    """A file uploaded to a base's files/ and indexed."""
+
+    name: str
+    document: str
+    title: str
+    chunks: int = Field(description="Its passages in the index")
+    size: int = Field(description="Bytes")
+    sha256: str
+    replaced: bool = Field(description="It replaced an upload of the same name")
+
+
+class IndexStatus(Answer):
+    """A base's index now."""
+
+    documents: int
+    chunks: int = Field(description="Its passages")
+    embedding: str | None = Field(description="What its vectors were made with (null: keywords only, or none yet)")
+    dimensions: int | None
+
+    @classmethod
+    def of(cls, status: dict[str, Any]) -> IndexStatus:
+        return cls.model_construct(documents=status["documents"], chunks=status["chunks"], embedding=status["embedding"],
+                                   dimensions=status["dimensions"])
+
+
+class IndexedDocument(Answer):
+    document: str
+    title: str
+    kind: str
+    origin: str = Field(description="Where it comes from: a source folder, files (an upload), notes, saved")
+    chunks: int = Field(description="Its passages")
+    size: int = Field(description="Bytes")
+    indexed_at: str
+
+
+class DocumentList(Answer):
+    knowledge_base: str
+    documents: list[IndexedDocument]
+    index: IndexStatus
+
+
+class UploadedFile(Answer):
+    name: str
+    document: str
+    size: int = Field(description="Bytes")
+    updated_at: str
 
 
 class Documents:
@@ -106,16 +158,16 @@ class Documents:
             )
         return job, started
 
-    def status(self, actor: Actor, base_name: str) -> dict[str, Any]:
+    def status(self, actor: Actor, base_name: str) -> SyncStatus | IdleSync:
         """The base's latest sync job (state `idle`: none since the server started) and its index now."""
         actor.require(READ)
         base = self.bases.get(actor, base_name)
         job = self.jobs.get(base.workspace, base.name)
         if job is None:
-            answer: dict[str, Any] = {"knowledge_base": base.name, "state": "idle"}
-        else:
-            answer = job.to_dict()
-        return {**answer, "index": self.index.status(base)}
+            return IdleSync.model_construct(knowledge_base=base.name, state="idle", index=self.index.status(base))
+        status = job.status()
+        status.index = self.index.status(base)
+        return status
 
     def wait(self, job: SyncJob, timeout: float | None = None) -> dict[str, Any] | None:
         """The job's report once it has ended (None: still going after `timeout`); a failed job raises its error."""
@@ -190,7 +242,7 @@ class Documents:
                 and self.bases.find(base.workspace, base.name) is not None)
 
     # -- uploads ------------------------------------------------------------------------------
-    def upload(self, actor: Actor, base_name: str, filename: str, data: bytes) -> dict[str, Any]:
+    def upload(self, actor: Actor, base_name: str, filename: str, data: bytes) -> Uploaded:
         """Keep an uploaded file in the base's files/ folder and index it."""
         base = self._documents_base(actor, base_name, WRITE_CONTENT)
         name = safe_name(filename)
@@ -202,17 +254,12 @@ class Documents:
             change = self.writer.write(base, f"{UPLOADS}/{name}", data, emit=False)
         self.writer.emit([change])  # indexed now, or right after a sync that is running
         doc = self.index.store(base).document(f"{UPLOADS}/{name}")
-        return {
-            "name": name,
-            "document": document_id(base.name, name),
-            "title": doc.title if doc else name,
-            "chunks": doc.chunks if doc else 0,
-            "size": len(data),
-            "sha256": sha256(data),
-            "replaced": replaced,
-        }
+        return Uploaded.model_construct(
+            name=name, document=document_id(base.name, name), title=doc.title if doc else name,
+            chunks=doc.chunks if doc else 0, size=len(data), sha256=sha256(data), replaced=replaced,
+        )
 
-    def files(self, actor: Actor, base_name: str) -> list[dict[str, Any]]:
+    def files(self, actor: Actor, base_name: str) -> list[UploadedFile]:
         actor.require(READ)
         base = self.bases.get(actor, base_name)
         root = base.folder / UPLOADS
@@ -223,14 +270,8 @@ class Documents:
             if file.name.startswith(".") or not file.is_file() or file.is_symlink():
                 continue
             stat = file.stat()
-            out.append(
-                {
-                    "name": file.name,
-                    "document": document_id(base.name, file.name),
-                    "size": stat.st_size,
-                    "updated_at": iso(_mtime(stat.st_mtime)),
-                }
-            )
+            out.append(UploadedFile.model_construct(name=file.name, document=document_id(base.name, file.name),
+                                                    size=stat.st_size, updated_at=iso(_mtime(stat.st_mtime))))
         return out
 
     def delete_file(self, actor: Actor, base_name: str, name: str) -> None:
@@ -245,19 +286,23 @@ class Documents:
         if gone is not None:
             self.writer.emit([gone])
 
-    def documents(self, actor: Actor, base_name: str) -> dict[str, Any]:
+    def documents(self, actor: Actor, base_name: str) -> DocumentList:
         actor.require(READ)
         base = self.bases.get(actor, base_name)
-        return {"knowledge_base": base.name, "documents": self.index.documents(base), "index": self.index.status(base)}
+        documents = [IndexedDocument.model_construct(document=d["document"], title=d["title"], kind=d["kind"], origin=d["origin"],
+                                                     chunks=d["chunks"], size=d["size"], indexed_at=d["indexed_at"])
+                     for d in self.index.documents(base)]
+        return DocumentList.model_construct(knowledge_base=base.name, documents=documents,
+                                            index=IndexStatus.of(self.index.status(base)))
 
 
 def _so_far(job: SyncJob) -> str:
-    d = job.to_dict()
-    passages, files = d["passages"], d["files"]
-    if passages["total"] is not None:
-        return f"{passages['done']:,} of {passages['total']:,} passages"
-    if files["total"] is not None:
-        return f"reading files, {files['done']:,} of {files['total']:,}"
+    status = job.status()
+    passages, files = status.passages, status.files
+    if passages.total is not None:
+        return f"{passages.done:,} of {passages.total:,} passages"
+    if files.total is not None:
+        return f"reading files, {files.done:,} of {files.total:,}"
     return "waiting for another base's sync"
 
 

@@ -39,6 +39,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import Field, ValidationError
+
+from ..answers import Answer, absent
 from ..engines import Database
 from ..errors import AstralyxError
 from ..util import iso
@@ -60,6 +63,69 @@ class Cancelled(AstralyxError):
 
 
 _running = threading.local()  # the job this thread runs (set in a job's own thread)
+
+
+# -- a job's status, as every process and replica sees it ---------------------------------------------
+class FileCounts(Answer):
+    done: int = Field(description="Indexed, unchanged, or failed")
+    read: int = Field(description="Read and hashed (the first phase)")
+    total: int | None = Field(description="null until the files are listed")
+
+
+class PassageCounts(Answer):
+    done: int = Field(description="Embedded and written: searchable now")
+    total: int | None = Field(description="null until every file is read")
+
+
+class FileError(Answer):
+    document: str
+    error: str
+
+
+class JobWarning(Answer):
+    document: str
+    passages: int
+    code: str = Field(examples=["LARGE_FILE"])
+    message: str
+
+
+class JobError(Answer):
+    code: str
+    message: str
+
+
+class SyncStatus(Answer):
+    """A sync (or reindex) job: its state and progress, the report once it finished, the error once it failed."""
+
+    id: str
+    knowledge_base: str
+    kind: str = Field(description="sync | reindex")
+    state: str = Field(description="queued | running | finished | failed")
+    phase: str = Field(description="waiting | reading | indexing | finishing | done")
+    files: FileCounts
+    passages: PassageCounts
+    passages_per_second: float | None = Field(description="Over the last 30 seconds of indexing")
+    eta_seconds: int | None
+    document: str = Field(description="The document being read or indexed")
+    queued_at: str
+    started_at: str | None
+    finished_at: str | None
+    errors: list[FileError] = Field(description="The files that could not be read")
+    warnings: list[JobWarning]
+    report: dict[str, Any] | None = Field(description="Once finished: what the sync added, changed, removed, and the "
+                                                      "index's status")
+    error: JobError | None
+    # Said beside the job by who answers it: the base's index now (GET …/sync), whether it was started (202).
+    index: dict[str, Any] | None = absent("The base's index now")
+    started: bool | None = absent("Whether this request started it (else it joined the one running)")
+
+
+class IdleSync(Answer):
+    """No sync of the base since the server started."""
+
+    knowledge_base: str
+    state: str = Field(description="idle", examples=["idle"])
+    index: dict[str, Any] = Field(description="The base's index now")
 
 
 def checkpoint() -> None:
@@ -163,30 +229,41 @@ class SyncJob:
         seconds = max(now, last[0]) - first[0]
         return (last[1] - first[1]) / seconds if seconds > 0 else None
 
-    def to_dict(self) -> dict[str, Any]:
+    def status(self) -> SyncStatus:
         rate = self.rate()
         with self._lock:
             remaining = (self.passages_total - self.passages_done) if self.passages_total is not None else None
             eta = round(remaining / rate) if rate and remaining is not None and self.state == "running" else None
-            return {
-                "id": self.id,
-                "knowledge_base": self.base,
-                "kind": self.kind,
-                "state": self.state,
-                "phase": self.phase,
-                "files": {"done": self.files_done, "read": self.files_read, "total": self.files_total},
-                "passages": {"done": self.passages_done, "total": self.passages_total},
-                "passages_per_second": round(rate, 1) if rate is not None else None,
-                "eta_seconds": eta,
-                "document": self.current,
-                "queued_at": self.queued_at,
-                "started_at": self.started_at,
-                "finished_at": self.finished_at,
-                "errors": list(self.errors),
-                "warnings": list(self.warnings),
-                "report": self.report,
-                "error": self.error,
-            }
+            return SyncStatus.model_construct(
+                id=self.id,
+                knowledge_base=self.base,
+                kind=self.kind,
+                state=self.state,
+                phase=self.phase,
+                files=FileCounts.model_construct(done=self.files_done, read=self.files_read, total=self.files_total),
+                passages=PassageCounts.model_construct(done=self.passages_done, total=self.passages_total),
+                passages_per_second=round(rate, 1) if rate is not None else None,
+                eta_seconds=eta,
+                document=self.current,
+                queued_at=self.queued_at,
+                started_at=self.started_at,
+                finished_at=self.finished_at,
+                errors=[FileError.model_construct(document=e["document"], error=e["error"]) for e in self.errors],
+                warnings=[JobWarning.model_construct(document=w["document"], passages=w["passages"], code=w["code"],
+                                                     message=w["message"]) for w in self.warnings],
+                report=self.report,
+                error=_job_error(self.error),
+                index=None,
+                started=None,
+            )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The status as JSON data (a job's row, an error's details)."""
+        return self.status().model_dump()
+
+
+def _job_error(error: dict[str, str] | None) -> JobError | None:
+    return None if error is None else JobError.model_construct(code=error.get("code", ""), message=error.get("message", ""))
 
 
 def duration(seconds: float | None) -> str:
@@ -487,10 +564,17 @@ class RemoteJob(SyncJob):
         if not self.active:
             self.done.set()
 
-    def to_dict(self) -> dict[str, Any]:
+    def status(self) -> SyncStatus:
+        """As its row says (validated once: another process wrote it), what this job knows of itself beneath."""
         if self.active:
             self.refresh()
-        return dict(self._status or {})
+        mine = super().status()
+        try:
+            return SyncStatus.model_validate({**mine.model_dump(), **(self._status or {})})
+        except ValidationError:  # a row of another version: what it says of the job's end, on what this one knows
+            log.warning("the status of sync job %s does not read as this version writes it", self.id)
+            update = {"state": self.state, "phase": self.phase, "report": self.report, "error": _job_error(self.error)}
+            return mine.model_copy(update=update)
 
 
 class _Polled(threading.Event):

@@ -14,11 +14,13 @@ import unicodedata
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, Literal
 
 import frontmatter
 import yaml
+from pydantic import Field
 
+from ..answers import Answer
 from ..auth.actor import Actor
 from ..auth.roles import WRITE_CONTENT
 from ..errors import BadRequest, Conflict, NotFound, TooLarge
@@ -34,6 +36,31 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f]")
 _INVISIBLE = {"Cc", "Cf", "Cs", "Zl", "Zp"}  # Unicode categories a name never needs
 MAX_SEGMENT = 200
 MAX_PATH = 1024
+
+
+class NoteSummary(Answer):
+    """A note in a listing."""
+
+    path: str
+    title: str
+    version: str = Field(description="SHA-256 of the file, also the ETag")
+    updated_at: str
+
+
+class NoteView(Answer):
+    """A note: its front matter (metadata) and markdown (content)."""
+
+    path: str
+    area: Literal["notes", "saved"]
+    title: str
+    metadata: dict[str, Any] = Field(description="The front matter (title, tags, …)")
+    content: str = Field(description="The note's markdown")
+    version: str = Field(description="SHA-256 of the file, also the ETag")
+    updated_at: str
+
+
+class NoteList(Answer):
+    notes: list[NoteSummary]
 
 
 @dataclass
@@ -55,16 +82,12 @@ class Note:
     def title(self) -> str:
         return note_title(self.metadata, self.content, self.path)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "path": self.path,
-            "area": self.area,
-            "title": self.title,
-            "metadata": self.metadata,
-            "content": self.content,
-            "version": self.version,
-            "updated_at": self.updated_at,
-        }
+    def view(self) -> NoteView:
+        return NoteView.model_construct(path=self.path, area=self.area, title=self.title, metadata=self.metadata,
+                                        content=self.content, version=self.version, updated_at=self.updated_at)
+
+    def summary(self) -> NoteSummary:
+        return NoteSummary.model_construct(path=self.path, title=self.title, version=self.version, updated_at=self.updated_at)
 
 
 def note_title(metadata: dict[str, Any], content: str, path: str) -> str:

@@ -25,7 +25,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from pydantic import Field
+
 from .. import links
+from ..answers import Answer
 from ..auth.actor import Actor
 from ..auth.roles import DEPLOYMENTS_CALL, READ, WRITE_CONTENT
 from ..engines import Database, Row
@@ -41,6 +44,62 @@ DRAFT_DAYS = 14
 MAX_TITLE = 200
 MAX_TEXT = 50_000
 
+
+class DraftView(Answer):
+    """A note a model proposed, awaiting the person's choice (or as it was decided)."""
+
+    id: str
+    knowledge_base: str
+    title: str
+    text: str
+    deployment: str = Field(description="The chat deployment whose model proposed it")
+    conversation: str | None
+    status: str = Field(description="pending | saved | discarded")
+    created_at: str
+    expires_at: str | None = Field(description="When a pending draft goes, undecided")
+    save: str = Field(description="POST here to keep it")
+    discard: str = Field(description="POST here to discard it")
+    save_id: str | None = Field(description="Once saved: its model save")
+
+
+class ModelSaveView(Answer):
+    """A note a model saved on its own, and whether it is still as saved."""
+
+    id: str
+    knowledge_base: str
+    note: str = Field(description="Its path in the base: saved/<path>")
+    title: str
+    link: str
+    deployment: str
+    conversation: str | None
+    saved_at: str
+    asked_first: bool = Field(description="Saved from a draft the person chose to save")
+    state: str = Field(description="as_saved | changed | deleted | undone")
+    as_saved: bool
+    undone_at: str | None
+    undo: str | None = Field(description="POST here to undo it (null once undone)")
+    message: str
+
+
+class DraftList(Answer):
+    knowledge_base: str
+    drafts: list[DraftView]
+    expire_after_days: int = Field(description="How long a draft waits for a decision")
+    drafts_per_hour: int = Field(description="How many drafts models may propose to the base in an hour")
+
+
+class ModelSaveList(Answer):
+    knowledge_base: str
+    saves: list[ModelSaveView]
+
+
+class SavedDraft(Answer):
+    draft: DraftView
+    save: ModelSaveView
+
+
+class DiscardedDraft(Answer):
+    draft: DraftView
 
 
 @dataclass
@@ -58,22 +117,16 @@ class Draft:
     expires_at: str | None = None  # when a pending draft goes, undecided
     made_by: str | None = None  # the key whose chat made it (None: the local owner, or a draft from before)
 
-    def to_dict(self) -> dict[str, Any]:
+    def view(self) -> DraftView:
         address = links.draft(self.knowledge_base, self.id)
-        return {
-            "id": self.id,
-            "knowledge_base": self.knowledge_base,
-            "title": self.title,
-            "text": self.text,
-            "deployment": self.deployment,
-            "conversation": self.conversation,
-            "status": self.status,
-            "created_at": self.created_at,
-            "expires_at": self.expires_at,
-            "save": f"{address}/save",
-            "discard": f"{address}/discard",
-            "save_id": self.save_id,
-        }
+        return DraftView.model_construct(
+            id=self.id, knowledge_base=self.knowledge_base, title=self.title, text=self.text, deployment=self.deployment,
+            conversation=self.conversation, status=self.status, created_at=self.created_at, expires_at=self.expires_at,
+            save=f"{address}/save", discard=f"{address}/discard", save_id=self.save_id,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.view().model_dump()
 
 
 @dataclass
@@ -99,23 +152,16 @@ class ModelSave:
     def undo(self) -> str:
         return links.model_save_undo(self.knowledge_base, self.id)
 
+    def view(self) -> ModelSaveView:
+        return ModelSaveView.model_construct(
+            id=self.id, knowledge_base=self.knowledge_base, note=f"saved/{self.path}", title=self.title, link=self.link,
+            deployment=self.deployment, conversation=self.conversation, saved_at=self.created_at,
+            asked_first=self.confirmed, state=self.state, as_saved=self.state == "as_saved", undone_at=self.undone_at,
+            undo=self.undo if self.state != "undone" else None, message=f"Saved to {self.knowledge_base}: {self.title}",
+        )
+
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "knowledge_base": self.knowledge_base,
-            "note": f"saved/{self.path}",
-            "title": self.title,
-            "link": self.link,
-            "deployment": self.deployment,
-            "conversation": self.conversation,
-            "saved_at": self.created_at,
-            "asked_first": self.confirmed,
-            "state": self.state,
-            "as_saved": self.state == "as_saved",
-            "undone_at": self.undone_at,
-            "undo": self.undo if self.state != "undone" else None,
-            "message": f"Saved to {self.knowledge_base}: {self.title}",
-        }
+        return self.view().model_dump()
 
 
 def slugify(title: str) -> str:

@@ -56,12 +56,12 @@ Subscriber = Callable[[FileChange], None]
 
 
 class Writer:
-    def __init__(self, locks: Locks) -> None:
+    def __init__(self, locks: Locks, subscribers: Iterable[Subscriber] = ()) -> None:
         self.locks = locks  # a base's folder is locked while a file of it is written
-        self.subscribers: list[Subscriber] = []
+        self.subscribers: list[Subscriber] = list(subscribers)  # told of every change, in this order (core.py: the index)
 
-    def of(self, base: KnowledgeBase) -> BaseFiles:
-        return BaseFiles(self, base)
+    def of(self, base: KnowledgeBase) -> KnowledgeBaseFiles:
+        return KnowledgeBaseFiles(self, base)
 
     def write(self, base: KnowledgeBase, relpath: str, data: bytes | str, *, emit: bool = True) -> FileChange:
         """Write the file atomically (a crash leaves the old file or the new) and tell the subscribers."""
@@ -103,7 +103,7 @@ class Writer:
 
 
 @dataclass(frozen=True)
-class BaseFiles:
+class KnowledgeBaseFiles:
     """The writer for one base (what a memory's store writes its facts with)."""
 
     writer: Writer

@@ -11,7 +11,7 @@ from typing import Any
 from . import Step
 
 # The tables as the first release made them. chunks_fts is contentless (BM25); chunks_vec (vec0)
-# is made when the first vectors arrive, with their dimension (store.py set_embedding).
+# is made when the first vectors arrive, with their dimension (sqlite_store.py set_embedding).
 V1 = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS documents (
@@ -131,7 +131,7 @@ CREATE INDEX IF NOT EXISTS chunks_tsv ON {schema}.chunks USING gin(tsv);
 CREATE INDEX IF NOT EXISTS documents_by_origin ON {schema}.documents(origin, label);
 """
 
-# Each replica keeps the tantivy keyword sidecar of a base in a folder of its own (pg_index.py); a write
+# Each replica keeps the tantivy keyword sidecar of a base in a folder of its own (metis/index/pg_store.py); a write
 # moves meta.keywords_generation on and logs the passages it changed, so every replica's sidecar catches
 # up with the others' writes without a rebuild. The log keeps the last generations only.
 POSTGRES_V2 = """

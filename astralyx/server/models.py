@@ -17,8 +17,9 @@ from pydantic_core import PydanticCustomError
 
 from ..eos.deploy import DeployRequest
 from ..eos.deployments import DeploymentSpec
+from ..eos.gateway import ChatRequest
 from ..errors import describe
-from ..metis.bases import BaseRequest, BaseSpec
+from ..metis.bases import KnowledgeBaseRequest, KnowledgeBaseSpec
 from ..metis.memory.facts import DATE_SCHEMA, ONE_LINE, FactIn
 from ..metis.memory.service import MAX_BATCH
 from ..metis.search import MAX_QUERY_CHARS, MAX_RESULTS
@@ -78,7 +79,7 @@ class ErrorBody(BaseModel):
 
 
 # -- knowledge bases ---------------------------------------------------------------------------------
-class BaseIn(BaseRequest, Body):
+class BaseIn(KnowledgeBaseRequest, Body):
     invalid = ("knowledge base", "INVALID_SPEC")
 
 
@@ -88,15 +89,18 @@ class BaseUpdate(Body):
     invalid = ("knowledge base", "INVALID_SPEC")
     model_config = ConfigDict(extra="forbid")
     metadata: dict[str, Any] | None = None
-    spec: BaseSpec = Field(default_factory=BaseSpec)
+    spec: KnowledgeBaseSpec = Field(default_factory=KnowledgeBaseSpec)
 
 
 class SearchIn(Body):
     invalid = ("search", "INVALID_QUERY")
     model_config = ConfigDict(extra="forbid")
-    query: str = Field(pattern=r"\S", max_length=MAX_QUERY_CHARS, description="The words or question to search for")
-    max_results: int = Field(default=MAX_RESULTS, ge=1,
-                             description=f"At most this many passages (at most {MAX_RESULTS})")
+    # A query blank or too long, max_results below 1: the search's own check (metis/search.py) says so; the schema
+    # only describes it.
+    query: str = Field(description="The words or question to search for",
+                       json_schema_extra={"pattern": r"\S", "maxLength": MAX_QUERY_CHARS})
+    max_results: int = Field(default=MAX_RESULTS, description=f"At most this many passages (at most {MAX_RESULTS})",
+                             json_schema_extra={"minimum": 1})
     as_of: str | None = Field(default=None, description="What held on this date (memory bases): 2026-09-30, or a date-time",
                               examples=["2026-09-30"], json_schema_extra=DATE)
 
@@ -202,100 +206,31 @@ class EmbeddingsIn(Body):
     dimensions: int | None = Field(default=None, ge=1, description="Cut each vector to this many dimensions")
 
 
-class ChatIn(Body):
+class ChatIn(ChatRequest, Body):
     """OpenAI's chat completion request; the fields the gateway reads are named, the rest go to the model."""
 
     invalid = ("chat completion request", "INVALID_REQUEST")
     model_config = ConfigDict(extra="allow")
-    model: str = Field(min_length=1, description="A chat deployment's name, or <workspace>/<name> for one shared with you")
-    messages: list[dict[str, Any]] = Field(min_length=1)
-    stream: bool = Field(default=False, description="Server-sent events, ending with data: [DONE]")
-    tools: list[dict[str, Any]] | None = Field(default=None, description="Your own tools, beside the built-in ones")
-    n: Literal[1] | None = None
-    metadata: dict[str, Any] | None = Field(default=None, description="conversation_title or conversation_id names "
-                                            "the conversation in receipts")
 
 
 # -- answers -----------------------------------------------------------------------------------------
-# What the main routes answer, for the document (responses={200: {"model": …}}): the routes return the
-# domain's dicts as they are, and the schemathesis run checks the answers against these.
+# What routes answer that the domain has no model of. Metis's answers are the domain's own models (metis/search.py's
+# SearchResult, memory/service.py's KeptFacts, …), declared by the routes as their return type: filtered by them.
 class Answer(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
-class BaseMetadata(Answer):
-    name: str
-    workspace: str
-    created_at: str
+# Eos's answers are the domain's too (eos/deployments.py's DeploymentView and Health, catalog.py's LibraryEntry,
+# tools.py's ToolListing, receipts.py's Receipt and Verdict), declared by the routes as response_model.
+class Deleted(BaseModel):
+    """What was deleted."""
+
+    deleted: str
 
 
-class BaseOut(Answer):
-    metadata: BaseMetadata
-    spec: BaseSpec
+class WhoAmI(BaseModel):
+    """Who the key is: its workspace, role and permissions."""
 
-
-class BaseList(Answer):
-    knowledge_bases: list[BaseOut]
-
-
-class DeploymentMetadata(BaseMetadata):
-    updated_at: str
-
-
-class Health(Answer):
-    ok: bool | None = Field(description="Whether it answers (or would, on the next call); null: an upstream not "
-                                        "checked yet (a listing calls no upstream: its own GET checks it)")
-    detail: str | None = None
-    scaled_to_zero: bool | None = None
-    checked_at: str | None = Field(default=None, description="In a listing: when the upstream's status was last "
-                                                             "seen (a check, or a call)")
-
-
-class DeploymentOut(Answer):
-    metadata: DeploymentMetadata
-    spec: DeploymentSpec
-    status: Health | None = Field(default=None, description="Whether it answers (not after PUT)")
-    warnings: list[str] | None = Field(default=None, description="E.g. who may search a base through its tools")
-
-
-class DeploymentList(Answer):
-    deployments: list[DeploymentOut]
-
-
-class NoteOut(Answer):
-    path: str
-    area: Literal["notes", "saved"]
-    title: str
-    metadata: dict[str, Any]
-    content: str
-    version: str = Field(description="SHA-256 of the file, also the ETag")
-    updated_at: str | None = None
-
-
-class Passage(Answer):
-    ref: int = Field(description="The passage's number, to cite it as [1]")
-    document: str
-    title: str
-    where: str = Field(description="Headings › line, or the page")
-    text: str
-
-
-class SearchOut(Answer):
-    knowledge_base: str
-    mode: str = Field(description="hybrid, or keywords when the base has no vectors (yet)")
-    results: list[Passage]
-
-
-class KeptFacts(Answer):
-    knowledge_base: str
-    facts: list[dict[str, Any]] = Field(description="What became of each fact, in order")
-    kept: int
-    replaced: int
-    known: int
-    confirmed: int
-
-
-class WhoAmI(Answer):
     workspace: str
     role: str
     key_id: str | None

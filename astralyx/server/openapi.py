@@ -26,8 +26,8 @@ def errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
 
 
 def ok(model: type, *statuses: int, status: int = 200) -> dict[int | str, dict[str, Any]]:
-    """responses= of a route that answers `model` (documented, not filtered: the route returns the domain's
-    dict as it is), and may answer these error statuses."""
+    """responses= of a route that answers `model` (its description in the document; the route declares the model as
+    its return type, which filters the answer), and may answer these error statuses."""
     return {status: {"model": model, "description": model.__doc__ or "The answer"}, **errors(*statuses)}
 
 

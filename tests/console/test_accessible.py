@@ -20,7 +20,7 @@ def test_every_page_is_labelled(signed_in, live_server):
     core.bases.create(OWNER, parse_request({"metadata": {"name": "team"}, "spec": {"kind": "memory"}}))
     core.notes.write(OWNER, "handbook", "notes", "leave.md", "# Leave\n\n25 days.\n")
     core.memory.keep(OWNER, "team", [{"subject": "Ana", "attribute": "role", "fact": "Ana works in research."}])
-    fact_id = core.memory.list(OWNER, "team")["subjects"][0]["facts"][0]["id"]
+    fact_id = core.memory.list(OWNER, "team").model_dump()["subjects"][0]["facts"][0]["id"]
     tools.set_knowledge(OWNER, core.deployments, "chat", "handbook", search=True, save=True)
     pages = [
         "/metis/knowledge-bases", "/metis/knowledge-bases/handbook", "/metis/knowledge-bases/handbook?q=days",

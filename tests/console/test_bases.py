@@ -174,7 +174,7 @@ def test_the_base_page_shows_a_sync_as_it_runs(signed_in, live_server, tmp_path,
     expect(page.locator("#documents-so-far")).to_contain_text("64 document(s) searchable so far")
     shot(page, "knowledge-base-syncing")
     embedder.finish()
-    wait_for(lambda: core.documents.status(OWNER, "book")["state"] == "finished")
+    wait_for(lambda: core.documents.status(OWNER, "book").state == "finished")
     # the page reloads itself once the sync has ended
     expect(page.locator("#sync-status")).to_contain_text("Last sync finished", timeout=10_000)
     # the 200 documents, 50 a page (tests/console/test_page_frictions.py pages through them)

@@ -52,7 +52,7 @@ def test_new_memory_add_edit_and_forget_facts(signed_in, live_server, shot):
     alert = page.get_by_role("alert")
     expect(alert).to_contain_text("FACT_SENSITIVE")
     expect(alert).to_contain_text("secrets are never kept in a memory")
-    assert "hunter2" not in str(core.memory.list(OWNER, "team", history=True))
+    assert "hunter2" not in str(core.memory.list(OWNER, "team", history=True).model_dump())
 
     page.get_by_role("link", name="show what was replaced").click()
     history = page.get_by_role("list", name="What it replaced")
@@ -83,7 +83,7 @@ def test_new_memory_add_edit_and_forget_facts(signed_in, live_server, shot):
     page.get_by_role("button", name="Forget it and the 1 older fact it replaced").click()
     expect(page.get_by_role("status")).to_contain_text("Forgot the fact and the 1 older fact it replaced")
     expect(page.get_by_role("heading", name="Ana")).to_have_count(0)
-    listing = core.memory.list(OWNER, "team", history=True)
+    listing = core.memory.list(OWNER, "team", history=True).model_dump()
     assert [g["subject"] for g in listing["subjects"]] == ["Bruno"]
 
 
@@ -138,12 +138,12 @@ def test_a_viewer_reads_facts_but_cannot_change_them(page, live_server):
     expect(page.get_by_role("link", name="Edit: Ana works in research.")).to_have_count(0)
     expect(page.get_by_role("button", name="Add fact")).to_have_count(0)
     # The domain refuses even a form reached by its address, with its code; nothing changes.
-    [group] = core.memory.list(OWNER, "team")["subjects"]
+    [group] = core.memory.list(OWNER, "team").model_dump()["subjects"]
     page.goto(f"/metis/memory/team/facts/{group['facts'][0]['id']}/edit")
     page.get_by_label("Fact").fill("Ana runs the company.")
     page.get_by_role("button", name="Save correction").click()
     expect(page.get_by_role("alert")).to_contain_text("PERMISSION_DENIED")
-    assert core.memory.list(OWNER, "team")["subjects"][0]["facts"][0]["fact"] == "Ana works in research."
+    assert core.memory.list(OWNER, "team").model_dump()["subjects"][0]["facts"][0]["fact"] == "Ana works in research."
 
 
 def test_a_fact_said_again_shows_its_sayings_and_a_fact_in_between_splits_it(signed_in, live_server):

@@ -42,7 +42,7 @@ def test_import_conversations_then_choose_the_facts(signed_in, live_server, scri
     expect(role).to_contain_text("Ana leads the data team.")
     expect(role).to_contain_text("(2026-03-01, Planning in March) · history 2026-03-01 – 2026-10-12")
     expect(role).to_contain_text("(2026-10-12, Team standup) · current from 2026-10-12")
-    assert core.memory.list(OWNER, "team")["count"] == 0  # nothing kept before the person confirms
+    assert core.memory.list(OWNER, "team").model_dump()["count"] == 0  # nothing kept before the person confirms
     assert len(scripted_openai.chat_requests) == 2  # only the ticked conversations were read
     assert page.evaluate(CHECK) == []
     shot(page, "memory-import-review")
@@ -50,7 +50,7 @@ def test_import_conversations_then_choose_the_facts(signed_in, live_server, scri
     page.get_by_role("checkbox", name="role: Ana leads the data team.").uncheck()
     page.get_by_role("button", name="Remember the ticked facts").click()
     expect(page.get_by_role("status")).to_contain_text("Kept 1 fact")
-    facts = [f["fact"] for g in core.memory.list(OWNER, "team", history=True)["subjects"] for f in g["facts"]]
+    facts = [f["fact"] for g in core.memory.list(OWNER, "team", history=True).model_dump()["subjects"] for f in g["facts"]]
     assert facts == ["Ana works in research."]
     # The memory's page lists the import; removing it removes its proposals.
     page.get_by_role("list", name="Imports").get_by_role("link", name="chatgpt-export.zip").click()

@@ -179,7 +179,7 @@ def test_remember_this_conversation(signed_in, live_server, scripted_openai, sho
     remember.get_by_role("button", name="Remember 2 facts").click()
     expect(remember.get_by_role("status")).to_contain_text("Kept 2 in team; 1 replaced an older fact.")
 
-    listing = core.memory.list(OWNER, "team")
+    listing = core.memory.list(OWNER, "team").model_dump()
     facts = {f["fact"] for g in listing["subjects"] for f in g["facts"]}
     assert facts == {"Ana works in research.", "The launch moved to Friday 16 October.", "Bruno lives in Recife."}
     remember.get_by_role("link", name="team").click()

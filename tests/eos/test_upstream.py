@@ -205,4 +205,4 @@ def test_health_of_an_upstream_that_answers(core, client, scripted_openai):
     client.put("/v1/eos/deployments/chat", json={"spec": spec})
     status = client.get("/v1/eos/deployments/chat").json()["status"]
     assert status == {"ok": True, "detail": f"{scripted_openai.url} answers (scripted)"}
-    assert core.runtimes.health("default", "chat")["ok"] is True
+    assert core.runtimes.health("default", "chat").ok is True

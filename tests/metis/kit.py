@@ -20,6 +20,7 @@ from astralyx.core import Astralyx
 from astralyx.eos.deployments import DeploymentSpec
 from astralyx.eos.runtimes.base import Embedder
 from astralyx.metis.bases import parse_request
+from astralyx.metis.search import SearchResult
 
 # Words that mean the same thing land on the same dimension: what a real model does for synonyms.
 CONCEPTS = {"automobile": "car", "cars": "car", "vehicle": "car", "holiday": "vacation", "holidays": "vacation"}
@@ -64,8 +65,11 @@ def make_base(core, name: str, *, embedder: Embedder | None = None, sources=(), 
     return core.bases.create(owner(), parse_request({"metadata": {"name": name}, "spec": spec}))
 
 
-def labels(answer: dict) -> list[str]:
-    return [r["document"] for r in answer["results"]]
+def labels(answer: SearchResult | dict) -> list[str]:
+    """The documents a search answered, in order: the domain's answer, or the API's JSON."""
+    if isinstance(answer, dict):
+        return [r["document"] for r in answer["results"]]
+    return [r.document for r in answer.results]
 
 
 class GatedEmbedder(ConceptEmbedder):
@@ -302,6 +306,6 @@ def restarted(home: Path) -> Astralyx:
 def searchable(core: Astralyx) -> int:
     found = 0
     for i in range(0, FACTS, FACTS // 50):  # 50 of them
-        texts = [r["text"] for r in core.search.search(owner(), "team", f"zeta{i}")["results"]]
+        texts = [r.text for r in core.search.search(owner(), "team", f"zeta{i}").results]
         found += f"Person {i} works on project zeta{i}." in texts
     return found

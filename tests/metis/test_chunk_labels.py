@@ -112,6 +112,6 @@ def test_a_search_for_the_advisory_finds_its_description(core, tmp_path):
     (src / "2.3.7.txt").write_text(NOTES)
     make_base(core, "frob", sources=[src])
     core.documents.sync(owner(), "frob")
-    results = core.search.search(owner(), "frob", "CVE-2026-0002")["results"]
-    found = [r for r in results if "CVE-2026-0002:" in r["text"]]
-    assert found and "Attribute files map file patterns" in found[0]["text"], results
+    results = core.search.search(owner(), "frob", "CVE-2026-0002").results
+    found = [r for r in results if "CVE-2026-0002:" in r.text]
+    assert found and "Attribute files map file patterns" in found[0].text, results

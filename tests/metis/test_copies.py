@@ -8,8 +8,9 @@ import pytest
 
 from astralyx.eos import knowledge
 from astralyx.metis.chunking import Chunk
+from astralyx.metis.index import copies
 from astralyx.metis.index.passages import Entry
-from astralyx.metis.index.store import SqliteIndexStore
+from astralyx.metis.index.sqlite_store import SqliteIndexStore
 from astralyx.migrations.index import V1, V2
 from astralyx.sqlite import Database
 
@@ -119,7 +120,7 @@ def test_a_change_of_embedding_leaves_every_answered_passage_with_a_vector(clien
 
 
 def test_a_copy_whose_first_went_before_it_was_written_is_embedded_after_all(tmp_path):
-    # A sync embeds outside the base's lock: the copy to_embed counted on may be gone by the time it writes.
+    # A sync embeds outside the base's lock: the holder to_embed counted on may be gone by the time it writes.
     import numpy as np
 
     index = SqliteIndexStore(tmp_path / "index.db")
@@ -133,13 +134,13 @@ def test_a_copy_whose_first_went_before_it_was_written_is_embedded_after_all(tmp
     first.vectors = np.array([[1.0, 0.0]], dtype=np.float32)
     index.write([first])
     later = [entry("files/b.md", "Another passage."), entry("files/c.md", SHARED)]
-    need = index.to_embed(later, set())
+    need = copies.to_embed(index, later, set())
     assert need == [[True], [False]]  # a copy of a.md's passage: not embedded
     later[0].vectors = np.array([[0.0, 1.0]], dtype=np.float32)
     later[1].vectors = np.full((1, 2), np.nan, dtype=np.float32)
-    assert index.unbacked(later) == []
+    assert copies.missing_vectors(index, later) == []
     index.remove(["files/a.md"])  # meanwhile: the first copy goes
-    assert index.unbacked(later) == [(1, 0)]
+    assert copies.missing_vectors(index, later) == [(1, 0)]
     index.close()
 
 

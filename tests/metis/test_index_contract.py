@@ -1,12 +1,12 @@
 """The index stores and their contract (metis/index/protocol.py): what the service may call on a store is the
 protocol's, and each engine's store adds nothing public beyond what the protocol says only one engine has.
-mypy checks the signatures (`_check` in store.py and pg_index.py); this keeps the two surfaces from drifting apart.
+mypy checks the signatures (`_check` in sqlite_store.py and pg_store.py); this keeps the two surfaces from drifting apart.
 """
 
 from __future__ import annotations
 
-from astralyx.engines.pg_index import PgIndexStore
 from astralyx.metis.index import IndexStore, SqliteIndexStore
+from astralyx.metis.index.pg_store import PgIndexStore
 
 # What the protocol's docstring names as one engine's only (its sidecar files; indexes rebuilt after a load).
 ONLY = {

@@ -72,7 +72,7 @@ def test_a_start_up_sync_that_followed_a_job_whose_process_died_runs_it_again(ho
         report = answer["default/team"]
         assert report is not None and "error" not in report and report["added"] == FACTS
         status = core.documents.status(owner(), "team")
-        assert status["state"] == "finished" and status["kind"] == "reindex" and status["id"] != child.job
+        assert status.state == "finished" and status.kind == "reindex" and status.id != child.job
         assert searchable(core) == 50
     finally:
         core.close()

@@ -1,4 +1,4 @@
-"""A large load on PostgreSQL: the HNSW and GIN indexes built once after the sync's writes (pg_index.bulk),
+"""A large load on PostgreSQL: the HNSW and GIN indexes built once after the sync's writes (pg_store.bulk),
 the same answers meanwhile and after, and missing indexes (a sync stopped by a crash) built by the next sync
 or by the next replica that opens the base, never while a load runs."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from astralyx.engines import pg_index
+from astralyx.metis.index import pg_store
 
 from .kit import ConceptEmbedder, PacedEmbedder, folder, make_base, owner, wait_for
 
@@ -25,7 +25,7 @@ def vectors_and_words(core, name: str, embedder, queries: list[str]) -> list[tup
 
 
 def test_a_large_sync_builds_the_search_indexes_after_its_writes_and_answers_alike_meanwhile(core, tmp_path, monkeypatch):
-    monkeypatch.setattr(pg_index, "BULK_FROM", 50)
+    monkeypatch.setattr(pg_store, "BULK_FROM", 50)
     embedder = PacedEmbedder()
     make_base(core, "big", embedder=embedder, sources=[folder(tmp_path, 100)])
     assert "chunks_tsv" in indexes(core, "big")  # made with the base (HNSW once the dimensions are known)
@@ -47,7 +47,7 @@ def test_a_large_sync_builds_the_search_indexes_after_its_writes_and_answers_ali
     (tmp_path / "handbook" / "late.md").write_text("# Late\n\nA late paragraph about latecomers.\n")
     core.documents.sync(owner(), "big")
     assert indexes(core, "big") == {"chunks_hnsw", "chunks_tsv"}
-    assert core.search.search(owner(), "big", "latecomers")["results"][0]["document"] == "docs:big/late.md"
+    assert core.search.search(owner(), "big", "latecomers").results[0].document == "docs:big/late.md"
 
 
 def test_indexes_a_stopped_sync_left_missing_are_built_by_the_next_sync(core, tmp_path):
@@ -56,7 +56,7 @@ def test_indexes_a_stopped_sync_left_missing_are_built_by_the_next_sync(core, tm
     core.documents.sync(owner(), "hb")
     store = core.index.store(core.bases.get(owner(), "hb"))
     store.db.script(f"DROP INDEX {store.schema}.chunks_hnsw; DROP INDEX {store.schema}.chunks_tsv")  # as a crash leaves
-    assert core.search.search(owner(), "hb", "item3x0")["results"][0]["document"] == "docs:hb/doc003.md"
+    assert core.search.search(owner(), "hb", "item3x0").results[0].document == "docs:hb/doc003.md"
     report = core.documents.sync(owner(), "hb")  # nothing to add
     assert report["unchanged"] == 5 and indexes(core, "hb") == {"chunks_hnsw", "chunks_tsv"}
 
@@ -72,7 +72,7 @@ def opened(instance, name: str):
 def test_indexes_a_crashed_load_left_missing_are_built_when_a_replica_opens_the_base_not_while_a_load_runs(
     core, other, tmp_path, monkeypatch,
 ):
-    monkeypatch.setattr(pg_index, "BULK_FROM", 50)
+    monkeypatch.setattr(pg_store, "BULK_FROM", 50)
     embedder = PacedEmbedder()
     make_base(core, "big", embedder=embedder, sources=[folder(tmp_path, 100)])
     job, _ = core.documents.start(owner(), "big")
@@ -85,7 +85,7 @@ def test_indexes_a_crashed_load_left_missing_are_built_when_a_replica_opens_the_
     # as a load stopped by a crash leaves them (its lock went with its connection)
     store = core.index.store(core.bases.get(owner(), "big"))
     store.db.script(f"DROP INDEX {store.schema}.chunks_hnsw; DROP INDEX {store.schema}.chunks_tsv")
-    assert core.search.search(owner(), "big", "item7x0")["results"][0]["document"] == "docs:big/doc007.md"  # a scan
+    assert core.search.search(owner(), "big", "item7x0").results[0].document == "docs:big/doc007.md"  # a scan
     other.index.close(other.bases.get(owner(), "big"))  # the replica starts again: opens the base anew
     assert opened(other, "big").missing_indexes() == set()  # built at open, no sync needed
     assert indexes(core, "big") == {"chunks_hnsw", "chunks_tsv"}

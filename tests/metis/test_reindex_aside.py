@@ -15,7 +15,8 @@ from collections import Counter
 import pytest
 from starlette.testclient import TestClient
 
-from astralyx.engines.pg_index import ASIDE, schema_of
+from astralyx.metis.index.pg_store import ASIDE, schema_of
+from astralyx.metis.search import SearchResult
 
 from ..conftest import ADMIN_TOKEN
 from .kit import FACTS, Child, ConceptEmbedder, a_memory_of_facts, make_base, owner, restarted, searchable
@@ -41,8 +42,11 @@ def fill(core, name: str) -> set[str]:
     return {f"notes:{name}/{i:03}-note.md" for i in PORTO}
 
 
-def found(answer: dict) -> set[str]:
-    return {r["document"] for r in answer["results"]}
+def found(answer: SearchResult | dict) -> set[str]:
+    """The documents a search answered: the domain's answer, or the API's JSON."""
+    if isinstance(answer, dict):
+        return {r["document"] for r in answer["results"]}
+    return {r.document for r in answer.results}
 
 
 class Searchers:

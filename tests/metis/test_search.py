@@ -83,9 +83,9 @@ def test_at_most_8_passages_within_about_6000_characters(client, core, tmp_path)
 def test_the_budget_cuts_the_last_passage_at_a_word():
     hits = [Hit(i, f"docs:b/{i}.md", "T", "line 1", ("word " * 200).strip(), "docs", str(i)) for i in range(10)]
     out = passages(hits, 8, budget=2500)
-    assert [len(p["text"]) for p in out][:2] == [999, 999]
-    assert sum(len(p["text"]) for p in out) <= 2500
-    assert out[-1]["text"].endswith("word…")
+    assert [len(p.text) for p in out][:2] == [999, 999]
+    assert sum(len(p.text) for p in out) <= 2500
+    assert out[-1].text.endswith("word…")
     assert len(out) == 3
 
 

@@ -112,5 +112,5 @@ def test_a_sync_with_deep_double_star_excludes_indexes_its_folder(core, tmp_path
     syncing.join(120)
     assert answer, "the sync did not end"
     assert answer[0]["added"] == 4 and answer[0]["failed"] == []
-    documents = [d["document"] for d in core.documents.documents(owner(), "deep")["documents"]]
+    documents = [d.document for d in core.documents.documents(owner(), "deep").documents]
     assert len(documents) == 4 and all("/q" not in d for d in documents)

@@ -138,7 +138,7 @@ def test_start_up_sync_queues_every_base_and_runs_them_one_after_another(core, t
     runner = threading.Thread(target=lambda: done.update(core.sync_all()))
     runner.start()
     wait_for(embedder.waiting.is_set)
-    states = sorted(core.documents.status(owner(), name)["state"] for name in ("one", "two"))
+    states = sorted(core.documents.status(owner(), name).state for name in ("one", "two"))
     assert states == ["queued", "running"]
     embedder.finish()
     runner.join(30)
@@ -174,9 +174,9 @@ def test_an_upload_during_a_sync_is_not_overwritten_by_the_copy_the_sync_read_be
     embedder.finish()
     report = core.documents.wait(job, 30)
     assert report["added"] == 99  # u090 was indexed by its upload, newer than what the sync had read
-    hit = core.search.search(owner(), "hb", "newword90")["results"][0]
-    assert hit["document"] == "docs:hb/u090.md" and "new text" in hit["text"]
-    assert not any("oldword90" in r["text"] for r in core.search.search(owner(), "hb", "oldword90")["results"])
+    hit = core.search.search(owner(), "hb", "newword90").results[0]
+    assert hit.document == "docs:hb/u090.md" and "new text" in hit.text
+    assert not any("oldword90" in r.text for r in core.search.search(owner(), "hb", "oldword90").results)
 
 
 # -- one job per base across processes and replicas (the status in the records database) ---------
@@ -185,13 +185,13 @@ def test_an_upload_during_a_sync_is_not_overwritten_by_the_copy_the_sync_read_be
 def test_another_process_sees_a_sync_follows_it_and_joins_it_instead_of_starting_a_second(core, other, tmp_path):
     embedder = PacedEmbedder()
     make_base(core, "shared", embedder=embedder, sources=[folder(tmp_path, 200)])
-    assert other.documents.status(owner(), "shared")["state"] == "idle"
+    assert other.documents.status(owner(), "shared").state == "idle"
     job, started = core.documents.start(owner(), "shared")
     assert started
     wait_for(embedder.waiting.is_set)  # 64 passages embedded, the rest held
-    seen = wait_for(lambda: (s := other.documents.status(owner(), "shared"))["passages"]["done"] >= 64 and s)
-    assert (seen["id"], seen["state"], seen["kind"]) == (job.id, "running", "sync")
-    assert seen["passages"]["total"] == job.passages_total and seen["files"]["total"] == 200
+    seen = wait_for(lambda: (s := other.documents.status(owner(), "shared")).passages.done >= 64 and s)
+    assert (seen.id, seen.state, seen.kind) == (job.id, "running", "sync")
+    assert seen.passages.total == job.passages_total and seen.files.total == 200
 
     joined, started = other.documents.start(owner(), "shared")  # a sync asked of the other process
     assert not started and joined.id == job.id and joined.active
@@ -204,7 +204,7 @@ def test_another_process_sees_a_sync_follows_it_and_joins_it_instead_of_starting
     assert report is not None and report["added"] == 200
     assert embedder.embedded == job.passages_total  # one sync: nothing embedded twice
     after = other.documents.status(owner(), "shared")
-    assert (after["id"], after["state"], after["report"]["added"]) == (job.id, "finished", 200)
+    assert (after.id, after.state, after.report["added"]) == (job.id, "finished", 200)
     assert labels(other.search.search(owner(), "shared", "item7x0"))[0] == "docs:shared/doc007.md"
 
 
@@ -232,12 +232,12 @@ def test_a_sync_whose_process_stopped_giving_news_is_shown_stopped_and_a_new_one
     dead = jobs.SyncJobs(jobs.JobStore(core.db))
     dead_job = jobs.SyncJob(workspace="default", base="hb", kind="sync")
     assert dead.store is not None and dead.store.claim(dead_job) is None
-    assert core.documents.status(owner(), "hb")["state"] == "queued"  # fresh: taken as alive
+    assert core.documents.status(owner(), "hb").state == "queued"  # fresh: taken as alive
     monkeypatch.setattr(jobs, "STALE", 0.2)
     time.sleep(0.3)
     shown = core.documents.status(owner(), "hb")
-    assert shown["id"] == dead_job.id and shown["state"] == "failed" and shown["error"]["code"] == "SYNC_CANCELLED"
+    assert shown.id == dead_job.id and shown.state == "failed" and shown.error.code == "SYNC_CANCELLED"
     job, started = core.documents.start(owner(), "hb")
     assert started and job.id != dead_job.id
     assert core.documents.wait(job, 30)["added"] == 3
-    assert core.documents.status(owner(), "hb")["id"] == job.id
+    assert core.documents.status(owner(), "hb").id == job.id

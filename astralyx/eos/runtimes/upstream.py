@@ -27,6 +27,7 @@ import numpy as np
 
 from ...errors import AstralyxError, BadGateway, Unavailable
 from ...util import iso
+from ..deployments import Health
 from ..urls import check_upstream_url
 from .base import ChatModel, Embedder
 from .embedded import normalise
@@ -40,24 +41,24 @@ class HealthCache:
 
     def __init__(self, ttl: float = HEALTH_TTL) -> None:
         self.ttl = ttl
-        self._last: dict[tuple[str, str, str | None], tuple[float, str, dict[str, Any]]] = {}
+        self._last: dict[tuple[str, str, str | None], tuple[float, str, Health]] = {}
         self._lock = threading.Lock()
 
     @staticmethod
     def _key(upstream: Upstream) -> tuple[str, str, str | None]:
         return upstream.url, upstream.model, upstream.api_key_env
 
-    def record(self, upstream: Upstream, status: dict[str, Any]) -> None:
+    def record(self, upstream: Upstream, status: Health) -> None:
         with self._lock:
             self._last[self._key(upstream)] = (time.monotonic(), iso(), status)
 
-    def last(self, upstream: Upstream, *, within: float | None = None) -> dict[str, Any] | None:
+    def last(self, upstream: Upstream, *, within: float | None = None) -> Health | None:
         """The last status with when it was taken (`checked_at`), if any (and, with `within`, that recent)."""
         with self._lock:
             seen = self._last.get(self._key(upstream))
         if seen is None or (within is not None and time.monotonic() - seen[0] > within):
             return None
-        return {**seen[2], "checked_at": seen[1]}
+        return seen[2].model_copy(update={"checked_at": seen[1]})
 
 
 @functools.cache
@@ -133,11 +134,11 @@ class Upstream:
         )
 
     def _answered(self) -> None:
-        self.health_cache.record(self, {"ok": True, "detail": f"{self.url} answered a call ({self.model})"})
+        self.health_cache.record(self, Health(ok=True, detail=f"{self.url} answered a call ({self.model})"))
 
     def _failed(self, e: Exception) -> Unavailable:
         error = self.unavailable(e)
-        self.health_cache.record(self, {"ok": False, "detail": error.message})
+        self.health_cache.record(self, Health(ok=False, detail=error.message))
         return error
 
     def post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -170,41 +171,41 @@ class Upstream:
         except httpx.TransportError as e:
             raise self._failed(e) from None
 
-    def health(self, *, check: bool = True) -> dict[str, Any]:
+    def health(self, *, check: bool = True) -> Health:
         """With `check`, the upstream asked (unless it was within HEALTH_TTL seconds); without, only what is known
         already (a listing calls no one): the last check or call, or that none was made yet."""
         if self.refused is not None:
-            return {"ok": False, "detail": f"not called: {self.refused.message}"}
+            return Health(ok=False, detail=f"not called: {self.refused.message}")
         if not check:
-            return self.health_cache.last(self) or {
-                "ok": None, "detail": "not checked yet: the deployment's own page (GET /v1/eos/deployments/<name>) checks it"}
+            return self.health_cache.last(self) or Health(
+                ok=None, detail="not checked yet: the deployment's own page (GET /v1/eos/deployments/<name>) checks it")
         recent = self.health_cache.last(self, within=self.health_cache.ttl)
         if recent is not None:
-            return {k: v for k, v in recent.items() if k != "checked_at"}
+            return recent.model_copy(update={"checked_at": None})
         status = self._probe()
         self.health_cache.record(self, status)
         return status
 
-    def _probe(self) -> dict[str, Any]:
+    def _probe(self) -> Health:
         """GET <url>/models with a short timeout: does it answer, and does it serve our model?"""
         try:
             with self.client(timeout=min(5.0, self.timeout)) as client:
                 response = client.get(f"{self.url}/models")
         except Unavailable as e:
-            return {"ok": False, "detail": e.message}
+            return Health(ok=False, detail=e.message)
         except httpx.TransportError as e:
-            return {"ok": False, "detail": self.unavailable(e).message}
+            return Health(ok=False, detail=self.unavailable(e).message)
         except (httpx.HTTPError, httpx.InvalidURL, ValueError) as e:  # a URL httpx cannot use: said, never a 500
-            return {"ok": False, "detail": f"{self.url} cannot be asked ({type(e).__name__})"}
+            return Health(ok=False, detail=f"{self.url} cannot be asked ({type(e).__name__})")
         if response.status_code >= 400:
-            return {"ok": False, "detail": f"{self.url} answered {response.status_code} to GET /models"}
+            return Health(ok=False, detail=f"{self.url} answered {response.status_code} to GET /models")
         try:
             ids = [m.get("id") for m in response.json().get("data", [])]
         except (ValueError, AttributeError):
             ids = []
         if ids and self.model not in ids and f"{self.model}:latest" not in ids:
-            return {"ok": True, "detail": f"{self.url} answers, but does not list {self.model!r} (it lists {len(ids)})"}
-        return {"ok": True, "detail": f"{self.url} answers ({self.model})"}
+            return Health(ok=True, detail=f"{self.url} answers, but does not list {self.model!r} (it lists {len(ids)})")
+        return Health(ok=True, detail=f"{self.url} answers ({self.model})")
 
 
 class UpstreamEmbedder(Embedder):

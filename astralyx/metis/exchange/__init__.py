@@ -19,16 +19,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from pydantic import ValidationError
+from pydantic import Field, ValidationError
 
+from ...answers import Answer, absent
 from ...auth.actor import Actor
 from ...auth.roles import MANAGE_BASES, READ
 from ...engines import Database
 from ...errors import Conflict, Forbidden, Invalid, describe
 from ...locks import Locks
 from ...util import check_name, fsync_dir, new_id
-from ..bases import BaseRequest, BaseSpec, KnowledgeBase, KnowledgeBases, Metadata
+from ..bases import KnowledgeBase, KnowledgeBaseRequest, KnowledgeBases, KnowledgeBaseSpec, KnowledgeBaseView, Metadata
 from ..documents import Documents
+from ..jobs import IdleSync, SyncStatus
 from ..memory import Memory
 from ..sources import walk
 from ..writer import FACTS_DIR
@@ -58,6 +60,18 @@ log = logging.getLogger("astralyx.metis")
 FORMATS = ("archive", "markdown")
 STALE = 24 * 3600  # a snapshot or an import's folder left this long (a crash) is removed by the next one
 
+
+class Imported(Answer):
+    """A base imported: what was imported, what was changed or left out, and the reindex job that builds its index."""
+
+    knowledge_base: KnowledgeBaseView
+    imported: dict[str, Any] = Field(description="How many files, notes, saved notes, bytes and model saves (a memory: "
+                                                 "its facts too)")
+    from_: dict[str, Any] = Field(alias="from", description="The archive's manifest: the base it was, when, by which "
+                                                            "version")
+    warnings: list[str] = Field(description="What of the spec could not be kept here, and why")
+    index: SyncStatus | IdleSync = Field(description="The reindex job (?wait=true: as it ended)")
+    skipped: list[dict[str, Any]] | None = absent("Files left out, and why")
 
 @dataclass
 class Export:
@@ -152,7 +166,7 @@ class Exchange:
             raise
 
     # -- import ----------------------------------------------------------------------------------------------
-    def import_archive(self, actor: Actor, raw: BinaryIO, name: str | None = None) -> dict[str, Any]:
+    def import_archive(self, actor: Actor, raw: BinaryIO, name: str | None = None) -> Imported:
         """A new base from an archive (`name`: another name than the manifest's). Answers the base, what was
         imported, what was changed or left out and why, and the reindex job that builds its index."""
         actor.require(MANAGE_BASES)
@@ -184,16 +198,11 @@ class Exchange:
                                     "saved": staged.files["saved"], "bytes": staged.size, "model_saves": len(staged.saves)}
         if base.kind == "memory":
             imported.update(markdown.summary(self.memory.facts_in(base)))
-        answer: dict[str, Any] = {
-            "knowledge_base": base.to_dict(), "imported": imported,
-            "from": {k: v for k, v in staged.manifest.model_dump().items() if k not in ("knowledge_base", "left_out")}
-            | {"name": staged.manifest.knowledge_base.name, "workspace": staged.manifest.knowledge_base.workspace},
-            "warnings": warnings, "index": job.to_dict(),
-        }
+        origin = ({k: v for k, v in staged.manifest.model_dump().items() if k not in ("knowledge_base", "left_out")}
+                  | {"name": staged.manifest.knowledge_base.name, "workspace": staged.manifest.knowledge_base.workspace})
         skipped = [{**f, "why": f"left out at export: {f.get('why')}"} for f in staged.manifest.left_out] + staged.skipped
-        if skipped:
-            answer["skipped"] = skipped
-        return answer
+        return Imported.model_construct(knowledge_base=base.view(), imported=imported, from_=origin, warnings=warnings,
+                                        index=job.status(), skipped=skipped or None)
 
     def _check_free(self, actor: Actor, name: str) -> None:
         if self.bases.find(actor.workspace, name) is not None:
@@ -273,7 +282,7 @@ class Exchange:
         else:
             staged.facts.append(fact)
 
-    def _request(self, actor: Actor, name: str, manifest: Manifest) -> tuple[BaseRequest, list[str]]:
+    def _request(self, actor: Actor, name: str, manifest: Manifest) -> tuple[KnowledgeBaseRequest, list[str]]:
         """The new base's create request from the manifest's spec, less what cannot be here (said in warnings): a
         deployment this workspace lacks (the workspace's embedding is used instead), a folder it may not read."""
         spec = dict(manifest.knowledge_base.spec)
@@ -308,7 +317,7 @@ class Exchange:
                 kept.append(source)
             spec["sources"] = kept
         try:
-            return BaseRequest(metadata=Metadata(name=name), spec=BaseSpec.model_validate(spec)), warnings
+            return KnowledgeBaseRequest(metadata=Metadata(name=name), spec=KnowledgeBaseSpec.model_validate(spec)), warnings
         except ValidationError as e:
             raise invalid(f"the base's spec in the manifest is not valid ({describe(e)})") from None
 

@@ -4,6 +4,6 @@ store is SQLite's (`SqliteIndexStore`: FTS5 + sqlite-vec in the base's folder, `
 from .passages import Row
 from .protocol import IndexStore
 from .service import INDEX_FILE, Index, Reader, SyncReport
-from .store import SqliteIndexStore
+from .sqlite_store import SqliteIndexStore
 
 __all__ = ["INDEX_FILE", "Index", "IndexStore", "Reader", "Row", "SqliteIndexStore", "SyncReport"]

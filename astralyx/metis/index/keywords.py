@@ -56,18 +56,20 @@ EXACT_DF = 20_000  # up to this many passages, a term's passages are counted liv
 K1, B = 1.2, 0.75  # FTS5's bm25() constants
 FORMAT = 2  # of the sidecar's documents: another is rebuilt (1: no stored terms, no length)
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
-_stemmer = None
+# A stemmer per thread: a PyStemmer object keeps its work buffer and cache in the object and is not thread-safe
+# (searches, syncs and sidecar builds stem at once).
+_stemmers = threading.local()
 
 
 def stems(text: str) -> list[str]:
     """The terms of a text as FTS5 makes them: letters and digits, lower case, no accents, Porter."""
-    global _stemmer
-    if _stemmer is None:
+    stemmer = getattr(_stemmers, "porter", None)
+    if stemmer is None:
         import Stemmer
 
-        _stemmer = Stemmer.Stemmer("porter")
+        stemmer = _stemmers.porter = Stemmer.Stemmer("porter")
     folded = "".join(c for c in unicodedata.normalize("NFKD", text.lower()) if not unicodedata.combining(c))
-    return cast(list[str], _stemmer.stemWords(_TOKEN.findall(folded)))
+    return cast(list[str], stemmer.stemWords(_TOKEN.findall(folded)))
 META_ID = -1  # the document that holds the sidecar's generation
 WRITER_HEAP = 32_000_000
 
@@ -232,7 +234,7 @@ class KeywordSidecar:
                 self._opened = True  # a write before the first search: the saved index, if it is in step
                 self._load(generation - 1)
             if self._index is not None and self.generation is not None and generation <= self.generation:
-                return  # had already (on PostgreSQL a replica's sidecar reads the change log too: pg_index.py)
+                return  # had already (on PostgreSQL a replica's sidecar reads the change log too: pg_store.py)
             if self._index is None or self.generation != generation - 1:
                 self.generation = None
                 return

@@ -1,7 +1,8 @@
 """What a base's index holds and is asked, whatever its engine: the documents and passages written to it
 (Entry), read back (StoredDocument, Row), the rule that makes two passages the same (fingerprint), the words
 a query searches for and the text a passage is embedded from. Plain Python, no database: both stores
-(store.py on SQLite, engines/pg_index.py on PostgreSQL) and the index service build on it.
+(sqlite_store.py on SQLite, pg_store.py on PostgreSQL; copies.py their rules for identical passages) and the
+index service build on it.
 """
 
 from __future__ import annotations
@@ -113,4 +114,13 @@ def stored_document(row: Any) -> StoredDocument:
     return StoredDocument(
         key=row["key"], origin=row["origin"], kind=row["kind"], label=row["label"], title=row["title"], hash=row["hash"],
         attrs=json.loads(row["attrs"]), size=row["size"], chunks=row["chunks"], indexed_at=row["indexed_at"],
+    )
+
+
+def passage_row(row: Any) -> Row:
+    """A passage with its document, as both stores' `rows` select it (by column name), as a Row."""
+    return Row(
+        chunk_id=row["id"], key=row["key"], kind=row["kind"], label=row["label"], title=row["title"], text=row["text"],
+        headings=json.loads(row["headings"]), line=row["line"], page=row["page"], attrs=json.loads(row["attrs"]),
+        also_in=row["also_in"],
     )

@@ -1,7 +1,7 @@
 """What a base's index store promises, whichever engine keeps it: `IndexStore`, the one type the index
-service, search and the documents code hold. Two stores implement it: `SqliteIndexStore` (store.py: index.db in
+service, search and the documents code hold. Two stores implement it: `SqliteIndexStore` (sqlite_store.py: index.db in
 the base's folder, FTS5 and sqlite-vec, HNSW and keyword sidecars beside it) and `PgIndexStore`
-(engines/pg_index.py: a schema per base, GIN tsvector and pgvector, a keyword sidecar per replica); each is
+(pg_store.py: a schema per base, GIN tsvector and pgvector, a keyword sidecar per replica); each is
 checked against it by mypy where it is defined. With it, the shared part of every store: who uses it now
 (`Users`, `used`) and the errors a store raises whatever its engine.
 """
@@ -230,21 +230,19 @@ class IndexStore(Protocol):
         ...
 
     def write(self, entries: Iterable[Entry]) -> None:
-        """These documents' passages in place of what it held for their keys, all in one transaction; a passage
-        it holds already (the same fingerprint) is kept as a copy: not searched, counted in the first's `also_in`."""
+        """These documents' passages in place of what it held for their keys, all in one transaction. A text it holds
+        already (the same fingerprint) is written as a copy of its holder, the passage searched for it: not searched
+        itself, counted in the holder's `also_in`, its vector given to a holder that has none (copies.place)."""
         ...
 
-    def to_embed(self, entries: list[Entry], embedded: set[str]) -> list[list[bool]]:
-        """Which passages of these entries need a vector: not one held with its vector in a document they do not
-        replace, nor one of `embedded` (this sync's fingerprints, which this adds to)."""
-        ...
-
-    def unbacked(self, entries: list[Entry]) -> list[tuple[int, int]]:
-        """(entry, passage) positions `to_embed` left unembedded whose copy to lend a vector went meanwhile."""
+    def texts_with_vectors(self, texts: set[str], outside: set[str]) -> set[str]:
+        """Of these texts (fingerprints), those it holds with a vector in a document whose key is not in `outside`
+        (the documents about to be replaced): what copies.to_embed and copies.missing_vectors ask."""
         ...
 
     def remove(self, keys: Iterable[str]) -> int:
-        """These documents removed (a passage's next copy answered for it); how many it held."""
+        """These documents removed, each text they held that others hold too taken over by its successor, the
+        oldest copy in another document, with the holder's vector (copies.successors); how many it held."""
         ...
 
     # -- search -----------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...eos.runtimes.base import Embedder
 from ...errors import AstralyxError, NotFound, Unavailable
+from ...locks import Locks
 from ...util import sha256
 from ..bases import KnowledgeBase, KnowledgeBases
 from ..chunking import VERSION as CHUNKING
@@ -29,10 +30,11 @@ from ..notes import note_title
 from ..parsing import ParsedDocument, decode, parse_file, read_markdown, split_front_matter, supported
 from ..sources import Rule, walk
 from ..writer import FileChange, holds_facts
+from . import copies
 from .keywords import USE_FROM as KEYWORDS_FROM
 from .passages import Entry, embedding_text
 from .protocol import IndexClosed, IndexMoved, IndexStore
-from .store import SqliteIndexStore
+from .sqlite_store import SqliteIndexStore
 
 if TYPE_CHECKING:
     import numpy as np
@@ -54,6 +56,25 @@ CATCH_UP_ROUNDS = 3  # rounds a reindex's new index catches up with the writes m
 
 # reader(base, relpath, text) -> ParsedDocument (None: not a document, leave it out)
 Reader = Callable[[KnowledgeBase, str, str], "ParsedDocument | None"]
+# A file as it was read: (inode, size, mtime). Every write through the writer is a new file (atomic rename); an edit
+# by hand moves its mtime. (Not its ctime: an export's hard links change that, and nothing of what is read.)
+FileIdentity = tuple[int, int, int]
+
+
+def identity(file: Path) -> FileIdentity | None:
+    """The file as it is now (None: not there)."""
+    try:
+        st = file.stat()
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+class _Replaced(IndexClosed):
+    """The store was replaced since it was opened (another process's reindex swapped index.db): not written."""
+
+    def __init__(self) -> None:
+        super().__init__("The base's index was rebuilt by another process meanwhile: try again")
 
 
 @dataclass
@@ -74,6 +95,7 @@ class _Planned:
     candidate: Candidate
     digest: str
     version: int  # of its key when read (a newer one means it was indexed on its own since)
+    seen: FileIdentity | None  # its file when read (another now: changed since, maybe by another process)
     passages: int
     entry: Entry | None  # parsed (None: read again when its turn comes)
 
@@ -96,10 +118,36 @@ class SyncReport:
         }
 
 
+def read_note(base: KnowledgeBase, relpath: str, data: bytes) -> ParsedDocument | None:
+    """The reader of notes/ and saved/: a markdown note (front matter, headings) as a document."""
+    area, path = relpath.split("/", 1)
+    if not path.endswith(".md"):
+        return None
+    if holds_facts(base, relpath):
+        return None  # facts: the memory's own reader indexes them
+    text = decode(data)
+    meta, body, _ = split_front_matter(text)
+    title, chunks = read_markdown(text, PurePosixPath(path).stem)
+    title = note_title(meta, body, path) if not meta.get("title") else str(meta["title"])
+    attrs = {k: v for k, v in meta.items() if isinstance(v, str | int | float | bool)}
+    return ParsedDocument(label=f"{area}:{base.name}/{path}", title=title, chunks=chunks, attrs=attrs, kind=area)
+
+
 class Index:
-    def __init__(self, bases: KnowledgeBases, runtimes: Runtimes | None = None) -> None:
+    """Built by the core with all it needs: the bases, the runtimes (embedders), the data directory's `Locks`, where
+    a base's index lives (`open_store`), the readers of other prefixes (a memory's facts) and the settings' options."""
+
+    def __init__(
+        self, bases: KnowledgeBases, runtimes: Runtimes | None = None, *, locks: Locks,
+        open_store: Callable[[KnowledgeBase], IndexStore] | None = None, readers: Mapping[str, Reader] | None = None,
+        large_file: int = LARGE_FILE, exact: bool = False, yield_to_searches: bool = True,
+        keywords_from: int | None = KEYWORDS_FROM,
+    ) -> None:
         self.bases = bases
         self.runtimes = runtimes  # core.runtimes: embedders of the bases' embedding deployments
+        # A base's folder lock across processes and replicas (the writer's): held while the index writes what it
+        # read, so that a file changed since is seen changed (see _writing).
+        self.locks = locks
         # The seam for the embedding of a base: (base) -> Embedder | None. By default the base's
         # spec.embedding deployment through core.runtimes.
         self.embedder_for: Callable[[KnowledgeBase], Embedder | None] = self._deployment_embedder
@@ -107,32 +155,35 @@ class Index:
         self._open: dict[tuple[str, str], IndexStore] = {}
         self._locks: dict[tuple[str, str], threading.RLock] = {}
         self._deferred: dict[tuple[str, str], set[str]] = {}  # files changed while the index was busy
-        self._versions: dict[tuple[str, str], dict[str, int]] = {}  # files indexed on their own (see _touch)
+        self._versions: dict[tuple[str, str], dict[str, int]] = {}  # files indexed on their own (see _mark_changed)
         self._closing: set[tuple[str, str]] = set()  # bases whose store is being closed or dropped
         # Bases being reindexed (their new index built aside) → the files indexed on their own meanwhile (into the
         # index that answers), to index into the new one too before it takes its place.
         self._rebuilding: dict[tuple[str, str], set[str]] = {}
         self._held = threading.local()  # the stores this thread uses (`using`)
-        self.large_file = LARGE_FILE
+        self.large_file = large_file
         # Searches first: a sync embeds in slices and, between two, waits while searches run (the
-        # embedder would otherwise take both cores from the query's own embedding). Settings.yield_to_searches (the core sets it).
-        self.yield_to_searches = True
+        # embedder would otherwise take both cores from the query's own embedding). Settings.yield_to_searches.
+        self.yield_to_searches = yield_to_searches
         self._searching = 0  # searches under way
         self._started = self._ended = 0  # searches started and ended so far
         self._searched = 0.0  # when the last search ended (monotonic)
         self._guard = threading.Lock()
         self._changed = threading.Condition(self._guard)  # a store closed or dropped (_closing)
         # True: searches use index.db alone (FTS5 and the exact vec0 scan), never the sidecars
-        # (Settings.exact_search, set by the core; the benches compare both on one core).
-        self.exact = False
+        # (Settings.exact_search; the benches compare both on one core).
+        self.exact = exact
         # Passages from which keywords are ranked by the tantivy sidecar (keywords.py; FTS5's order,
         # SciFact nDCG@10 0.689 against FTS5's 0.688), None: never (FTS5 always). Below, FTS5 answers.
-        self.keywords_from: int | None = KEYWORDS_FROM
+        self.keywords_from = keywords_from
         # Where a base's index lives: index.db in its folder, or (engines.index_opener) PostgreSQL.
-        self.open_store: Callable[[KnowledgeBase], IndexStore] = lambda base: SqliteIndexStore(base.folder / INDEX_FILE)
+        self.open_store: Callable[[KnowledgeBase], IndexStore] = open_store or (
+            lambda base: SqliteIndexStore(base.folder / INDEX_FILE))
         self._readers.append(("files/", self._read_upload))
-        self._readers.append(("notes/", self._read_note))
-        self._readers.append(("saved/", self._read_note))
+        self._readers.append(("notes/", read_note))
+        self._readers.append(("saved/", read_note))
+        for prefix, reader in (readers or {}).items():
+            self.register_reader(prefix, reader)
 
     # -- readers ------------------------------------------------------------------------------
     def register_reader(self, prefix: str, reader: Reader) -> None:
@@ -152,19 +203,6 @@ class Index:
         if not supported(path):
             return None
         return parse_file(document_id(base.name, path), path, data)
-
-    def _read_note(self, base: KnowledgeBase, relpath: str, data: bytes) -> ParsedDocument | None:
-        area, path = relpath.split("/", 1)
-        if not path.endswith(".md"):
-            return None
-        if holds_facts(base, relpath):
-            return None  # facts: the memory's own reader indexes them
-        text = decode(data)
-        meta, body, _ = split_front_matter(text)
-        title, chunks = read_markdown(text, PurePosixPath(path).stem)
-        title = note_title(meta, body, path) if not meta.get("title") else str(meta["title"])
-        attrs = {k: v for k, v in meta.items() if isinstance(v, str | int | float | bool)}
-        return ParsedDocument(label=f"{area}:{base.name}/{path}", title=title, chunks=chunks, attrs=attrs, kind=area)
 
     # -- the store of a base ------------------------------------------------------------------
     # A store is closed (a reindex drops it, the base is deleted, the server stops) only once no one uses it:
@@ -330,7 +368,7 @@ class Index:
         return self.yield_to_searches and (self._searching > 0 or time.monotonic() - self._searched < RECENT)
 
     # -- keeping in step ----------------------------------------------------------------------
-    def _touch(self, base: KnowledgeBase, key: str) -> None:
+    def _mark_changed(self, base: KnowledgeBase, key: str) -> None:
         """A file indexed or dropped on its own (with the base's lock held): a sync that read it
         before then must not write its older copy over this."""
         with self._guard:
@@ -344,20 +382,45 @@ class Index:
         with self._guard:
             return self._versions.get((base.workspace, base.name), {}).get(key, 0)
 
+    @contextmanager
+    def _writing(self, base: KnowledgeBase, store: IndexStore) -> Iterator[None]:
+        """Around a write of what was read (a file, a sync's batch), and a reindex's last catch-up and swap: the base's
+        lock in this process and its folder's lock across processes and replicas (the writer's, held while it writes
+        a file). Within it a file of the folder is as it will be when the write commits (so one changed since it was
+        read is seen changed: its newer copy is indexed instead, by this process or the one that changed it), and no
+        other process swaps the base's index (`store`, if another process's reindex replaced it since it was opened,
+        is not written: _Replaced)."""
+        with self.lock(base), self.locks.folder(base.folder):
+            if not store.current():
+                raise _Replaced()
+            yield
+
+    def _in_current_store(self, base: KnowledgeBase, write: Callable[[IndexStore], bool]) -> bool:
+        """`write` into the base's store; again into the new one if another process's reindex replaced it meanwhile."""
+        for _ in range(CATCH_UP_ROUNDS):
+            with self.using(base) as store:
+                try:
+                    return write(store)
+                except _Replaced:
+                    continue  # the next `using` opens the new index.db
+        raise IndexClosed(f"The index of {base.name!r} is being rebuilt again and again: try again")
+
     def update_file(self, base: KnowledgeBase, relpath: str) -> bool:
         """Index (or drop) one file of the base's folder. True if the index changed."""
         file = base.folder / relpath
         if not file.is_file():
             return self.remove_file(base, relpath)
-        with self.lock(base), self.using(base) as store:
-            self._touch(base, relpath)
-            return self._index_file(base, store, relpath)
+        with self.lock(base):
+            self._mark_changed(base, relpath)
+            return self._in_current_store(base, lambda store: self._index_file(base, store, relpath))
 
     def _index_file(self, base: KnowledgeBase, store: IndexStore, relpath: str) -> bool:
-        """Index one file of the base's folder into `store` as it is now (gone: dropped). True if that changed it."""
+        """Index one file of the base's folder into `store` as it is now (gone: dropped). True if that changed it.
+        Changed again before the write (by another process): left to the drain, which reads it again (_writing)."""
         file = base.folder / relpath
-        if not file.is_file():
-            return store.remove([relpath]) > 0
+        seen = identity(file)
+        if seen is None or not file.is_file():
+            return self._remove_gone(base, store, relpath)
         embedder = self._prepare(base, store)
         if store.meta("chunking") is None and not store.count()[0]:  # a new index: of today's chunking
             store.set_meta("chunking", CHUNKING)
@@ -374,15 +437,32 @@ class Index:
         except Exception as e:
             raise AstralyxError(f"cannot read {relpath}: {e}", code="INDEX_FAILED") from None
         if entry is None:
-            return store.remove([relpath]) > 0
+            with self._writing(base, store):
+                return store.remove([relpath]) > 0
         self._embed_entries(store, embedder, [entry], set())
-        store.write([entry])
+        with self._writing(base, store):
+            if identity(file) != seen:  # written again meanwhile: indexed as it is now, by the drain
+                self._defer(base, relpath)
+                return False
+            store.write([entry])
         return True
 
-    def remove_file(self, base: KnowledgeBase, relpath: str) -> bool:
-        with self.lock(base), self.using(base) as store:
-            self._touch(base, relpath)
+    def _remove_gone(self, base: KnowledgeBase, store: IndexStore, relpath: str) -> bool:
+        """Drop a file that is gone, unless it is back by the time the lock is held (then it is indexed, by the drain)."""
+        with self._writing(base, store):
+            if (base.folder / relpath).is_file():
+                self._defer(base, relpath)
+                return False
             return store.remove([relpath]) > 0
+
+    def _defer(self, base: KnowledgeBase, relpath: str) -> None:
+        with self._guard:
+            self._deferred.setdefault((base.workspace, base.name), set()).add(relpath)
+
+    def remove_file(self, base: KnowledgeBase, relpath: str) -> bool:
+        with self.lock(base):
+            self._mark_changed(base, relpath)
+            return self._in_current_store(base, lambda store: self._remove_gone(base, store, relpath))
 
     def on_change(self, change: FileChange) -> None:
         """Subscriber of core.writer: a file written or removed is indexed at once (a sync under way holds
@@ -390,8 +470,7 @@ class Index:
         the writer never waits for a sync, and what it wrote is searchable when it returns, or a batch later."""
         base = change.base
         key = (base.workspace, base.name)
-        with self._guard:
-            self._deferred.setdefault(key, set()).add(change.path)
+        self._defer(base, change.path)
         lock = self.lock(base)
         while lock.acquire(blocking=False):
             try:
@@ -470,7 +549,12 @@ class Index:
             known = self._stale(store, candidates, store.hashes())
             seen = {c.key for c in candidates}
             report = SyncReport()
-            report.removed = store.remove([k for k in known if k not in seen])
+            with self._writing(base, store):  # a file of the folder written since the walk (by another process) stays
+                back = {k for k in known if k not in seen and not k.startswith("source:")
+                        and (base.folder / k).is_file() and not (base.folder / k).is_symlink()}
+                for key in back:
+                    self._defer(base, key)
+                report.removed = store.remove([k for k in known if k not in seen and k not in back])
         planned = self._plan(base, store, candidates, known, report, job)
         with store.bulk(sum(item.passages for item in planned)):
             self._write_all(base, store, embedder, planned, known, report, job)
@@ -494,7 +578,10 @@ class Index:
             report = self._sync(base, fresh, job)
             fresh.wait_sidecars()  # a large base's are built in the background: whole before they answer
             checkpoint()  # stopped meanwhile (the base deleted, the server stopping): the old index stays
-            with self.lock(base):
+            # The last catch-up and the swap under the folder's lock across processes too (_writing): no other
+            # process writes a file of the base or the old index between the last round and the swap (nor, on
+            # SQLite, into the old index.db's -wal once it is removed: its writes wait, then find it replaced).
+            with self.lock(base), self.locks.folder(base.folder):
                 for attempt in range(CATCH_UP_ROUNDS):
                     self._drain_deferred(base)  # into the index that answers, and noted for the new one
                     settled = self._catch_up(base, fresh)
@@ -517,7 +604,7 @@ class Index:
 
     def _catch_up(self, base: KnowledgeBase, fresh: IndexStore) -> int:
         """Into a reindex's new index, before it takes the old one's place (the base's lock held): the files of the
-        base's folder indexed on their own since it began (noted by `_touch`) and those the two indexes hold
+        base's folder indexed on their own since it began (noted by `_mark_changed`) and those the two indexes hold
         differently (written meanwhile by another process or replica), each as it is now. Until a round finds
         nothing to change (a few at most: another process may write meanwhile). Answers the old index's keyword
         generation that round began at (`settled`: the swap checks that no write came after it)."""
@@ -576,6 +663,7 @@ class Index:
             document = c.label or c.key
             job.reading(done, total, document)  # each file: a stop (a delete, the server stopping) ends the sync here
             version = self._version(base, c.key)  # before reading: a change after it shows as a newer one
+            seen = identity(c.file) if c.relpath is not None else None  # so does another process's
             try:
                 data = c.file.read_bytes()
                 digest = sha256(data)
@@ -605,10 +693,10 @@ class Index:
                 job.large_file(document, n, self.large_file)
             passages += n
             if kept + n > KEEP_PARSED:
-                planned.append(_Planned(c, digest, version, n, None))
+                planned.append(_Planned(c, digest, version, seen, n, None))
             else:
                 kept += n
-                planned.append(_Planned(c, digest, version, n, entry))
+                planned.append(_Planned(c, digest, version, seen, n, entry))
         job.planned(total, passages)
         return planned
 
@@ -670,21 +758,32 @@ class Index:
     ) -> list[_Planned]:
         """Write these files of a batch in one transaction; the ones written (not those indexed on their own since)."""
         while True:
-            with self.lock(base):
-                # A file indexed or dropped on its own since it was read (a note, an upload): that is newer.
-                fresh = [item for item in part if self._version(base, item.candidate.key) == item.version]
+            with self._writing(base, store):
+                # A file indexed or dropped on its own since it was read (a note, an upload): that is newer. So is a
+                # file of the base's folder changed since (by another process too, or by hand): indexed as it is now,
+                # by the drain after this batch (it holds the same lock: no older copy is written over a newer one).
+                fresh = []
+                for item in part:
+                    if self._version(base, item.candidate.key) != item.version:
+                        continue
+                    relpath = item.candidate.relpath
+                    if relpath is not None and identity(item.candidate.file) != item.seen:
+                        self._defer(base, relpath)
+                        continue
+                    fresh.append(item)
                 written = [item.entry for item in fresh if item.entry is not None]
-                # Passages left for a copy to lend its vector, whose copy went meanwhile: embedded after all.
-                unbacked = store.unbacked(written) if embedder is not None else []
-                if not unbacked:
+                # Passages left unembedded to share a vector held already, whose holder went meanwhile: embedded after all.
+                missing = copies.missing_vectors(store, written) if embedder is not None else []
+                if not missing:
                     store.write(written)
                     return fresh
-            _fill(embedder, written, unbacked)
+            _fill(embedder, written, missing)
 
     def _reread(self, base: KnowledgeBase, item: _Planned, report: SyncReport, job: SyncJob) -> Entry | None:
         """A file planned beyond KEEP_PARSED, read again (it may have changed: then as it is now)."""
         c = item.candidate
         item.version = self._version(base, c.key)
+        item.seen = identity(c.file) if c.relpath is not None else None
         try:
             data = c.file.read_bytes()
             item.digest = sha256(data)
@@ -723,12 +822,12 @@ class Index:
         """Vectors for the chunks of the entries, EMBED_BATCH texts per call to the embedder (for a sync,
         `yielding`: SYNC_SLICE texts per call, each after the searches under way). A passage the base holds
         already with its vector, or one of `embedded` (this sync's, which this adds to), is not embedded
-        again (store.to_embed): its row is NaN, and it is written as a copy of the first."""
+        again (copies.to_embed): its row is NaN, and it is written as a copy of the first."""
         if embedder is None:
             return
         import numpy as np
 
-        need = store.to_embed(entries, embedded)
+        need = copies.to_embed(store, entries, embedded)
         texts = [embedding_text(e.title, c) for e, flags in zip(entries, need, strict=True)
                  for c, flag in zip(e.chunks, flags, strict=True) if flag]
         step = SYNC_SLICE if yielding and self.yield_to_searches else EMBED_BATCH

@@ -18,7 +18,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING, Any
 
+from pydantic import Field
+
 from ... import links
+from ...answers import Answer, absent
 from ...auth.actor import Actor
 from ...auth.roles import WRITE_CONTENT
 from ...errors import AstralyxError, BadGateway, Conflict, Invalid, TooLarge, Unavailable
@@ -27,13 +30,14 @@ from . import prompt
 from .facts import FactIn, normalize_said_at
 from .prompt import Line
 from .secrets import find_secret_in_fact
+from .service import FactBrief
 
 if TYPE_CHECKING:
     from ...eos.catalog import Models
     from ...eos.deployments import Deployments
     from ...eos.runtimes import Runtimes
     from ..bases import KnowledgeBase, KnowledgeBases
-    from .service import Memory
+    from .service import KeptFact, Memory
 
 # Without a context length from the runtime, assume Ollama's default window (4096 tokens).
 DEFAULT_CONTEXT_TOKENS = 4096
@@ -239,6 +243,40 @@ class Proposals:
     dropped: int = 0  # items the model gave that were not facts (missing fields)
 
 
+
+class Proposal(Answer):
+    """A fact the extractor proposes, and what it would become if kept."""
+
+    subject: str = Field(description="As the memory spells it, when it knows it")
+    attribute: str
+    fact: str
+    said_at: str
+    source: str
+    status: str = Field(description="new, replaces, older, known or confirms (known, said on another date)")
+    known: bool = Field(description="Known already: shown unticked")
+    replaces: FactBrief | None = absent("The fact it would replace")
+    current: FactBrief | None = absent("Older than what holds: the fact that holds")
+    same_as: FactBrief | None = absent("The fact the memory knows already")
+
+
+class Timing(Answer):
+    seconds: float
+    model_seconds: float
+    model_calls: int
+
+
+class Extraction(Answer):
+    """What the extractor read in a conversation: proposals only, nothing kept."""
+
+    knowledge_base: str
+    source: str
+    extractor: str = Field(description="The chat deployment that read it")
+    proposals: list[Proposal]
+    left_out_secrets: int = Field(description="Facts left out because they looked like secrets")
+    windows: int = Field(description="How many parts of the extractor's context the conversation took")
+    timing: Timing
+
+
 def clean(raw: list[dict[str, Any]], lines: list[Line], *, source: str) -> Proposals:
     """Proposals from the model's facts: complete, deduplicated, dated from their message, no secrets."""
     by_number = {line.number: line for line in lines}
@@ -312,7 +350,7 @@ class Extractor:
         source: str | None = None,
         said_at: str | None = None,
         today: date | None = None,
-    ) -> dict[str, Any]:
+    ) -> Extraction:
         # Reading a conversation for facts is the first step of keeping them.
         actor.require(WRITE_CONTENT)
         base = self.bases.get(actor, base_name)
@@ -324,19 +362,11 @@ class Extractor:
         call = Call()
         proposals, parts = self.propose(base, messages, source=source, said_at=said_at, today=today, call=call)
         facts = self._preview(actor, base_name, proposals.facts)
-        return {
-            "knowledge_base": base_name,
-            "source": source,
-            "extractor": call.deployment,
-            "proposals": facts,
-            "left_out_secrets": proposals.left_out_secrets,
-            "windows": parts,
-            "timing": {
-                "seconds": round(time.monotonic() - started, 3),
-                "model_seconds": round(call.model_seconds, 3),
-                "model_calls": call.calls,
-            },
-        }
+        timing = Timing.model_construct(seconds=round(time.monotonic() - started, 3),
+                                        model_seconds=round(call.model_seconds, 3), model_calls=call.calls)
+        return Extraction.model_construct(knowledge_base=base_name, source=source, extractor=call.deployment,
+                                          proposals=facts, left_out_secrets=proposals.left_out_secrets, windows=parts,
+                                          timing=timing)
 
     @staticmethod
     def check(base: KnowledgeBase) -> None:
@@ -453,7 +483,7 @@ class Extractor:
         )
 
     # -- the memory ----------------------------------------------------------
-    def _preview(self, actor: Actor, base_name: str, facts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def _preview(self, actor: Actor, base_name: str, facts: list[dict[str, Any]]) -> list[Proposal]:
         """Each proposal with what it would become if kept (the memory decides; nothing is written)."""
         if not facts:
             return []
@@ -461,27 +491,22 @@ class Extractor:
         return [_proposal(fact, outcome) for fact, outcome in zip(facts, outcomes, strict=True)]
 
 
-def _proposal(fact: dict[str, Any], outcome: dict[str, Any]) -> dict[str, Any]:
+def _proposal(fact: dict[str, Any], outcome: KeptFact) -> Proposal:
     """A proposal as clients show it: status new / replaces / older / known / confirms; known ones flagged
     (unticked). Confirms: known, said on another date; kept, it records that saying on the fact.
 
     The memory may respell subject and attribute as it knows them (one spelling per timeline).
     """
-    status = outcome.get("change") or "new"
-    proposal = {
-        **fact,
-        "subject": outcome.get("subject") or fact["subject"],
-        "attribute": outcome.get("attribute") or fact["attribute"],
-        "status": status,
-        "known": status in ("known", "confirms"),
-    }
-    if status == "replaces" and outcome.get("replaces"):
-        proposal["replaces"] = outcome["replaces"]  # id, fact, said_at of the fact it would replace
-    elif status == "older" and outcome.get("current"):
-        proposal["current"] = outcome["current"]  # the newer fact that holds: this one would go to the history
-    elif status in ("known", "confirms") and isinstance(outcome.get("known"), dict):
-        proposal["same_as"] = outcome["known"]
-    return proposal
+    status = outcome.change or "new"
+    return Proposal.model_construct(
+        subject=outcome.subject or fact["subject"], attribute=outcome.attribute or fact["attribute"], fact=fact["fact"],
+        said_at=fact["said_at"], source=fact["source"], status=status, known=status in ("known", "confirms"),
+        # id, fact, said_at of the fact it would replace; the newer fact that holds (this one would go to the history);
+        # the fact known already
+        replaces=outcome.replaces if status == "replaces" else None,
+        current=outcome.current if status == "older" else None,
+        same_as=outcome.known if status in ("known", "confirms") else None,
+    )
 
 
 def _content(response: Any) -> str | None:

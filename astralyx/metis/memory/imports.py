@@ -41,22 +41,26 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pydantic import Field
+
+from ...answers import Answer, absent
 from ...auth.actor import Actor
 from ...auth.roles import WRITE_CONTENT
 from ...errors import AstralyxError, Conflict, Invalid, NotFound
 from ...locks import Locks
 from ...util import atomic_write, fsync_dir, iso, new_id, sha256
 from ..bases import KnowledgeBase, KnowledgeBases
+from ..jobs import JobError
 from .archives import Conversation, choose, conversations_json, parse_json
 from .archives import one_line as _line
 from .extract import Call
 from .facts import Fact, FactIn, moment
 from .secrets import find_secret, find_secret_in_fact
+from .service import FactBrief, Memory
 from .timeline import CONFIRMS, KNOWN, OLDER, REPLACES, key_of, norm_name, norm_wording, place, settle
 
 if TYPE_CHECKING:
     from .extract import Extractor
-    from .service import Memory
 
 log = logging.getLogger("astralyx.metis")
 
@@ -76,6 +80,128 @@ VENDORS = {"chatgpt": "ChatGPT", "claude": "Claude"}
 
 def _stamp(dt: datetime) -> str:
     return dt.isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+# -- what an import answers (built from its job.json and proposals.jsonl: what the job keeps for itself stays there) --
+class ArchiveInfo(Answer):
+    name: str = Field(description="The archive's file name, as uploaded")
+    format: str = Field(description="chatgpt | claude")
+    conversations: int = Field(description="How many conversations it holds")
+
+
+class ConversationSummary(Answer):
+    """A conversation to choose: never its text."""
+
+    id: str
+    title: str
+    created_at: str | None
+    messages: int = Field(description="How many messages it holds")
+
+
+class ImportProgress(Answer):
+    done: int = Field(description="Conversations read")
+    total: int = Field(description="Conversations chosen (0 until chosen)")
+    rate_per_minute: float | None = absent("Conversations read a minute, once one is")
+    eta_seconds: int | None = absent("Seconds left, once a conversation is read (0 once finished)")
+    current: str | None = Field(description="The title of the conversation being read now")
+
+
+class ConversationError(Answer):
+    """A conversation that could not be read (the others were)."""
+
+    conversation: str
+    title: str
+    code: str
+    message: str
+
+
+class ConversationRef(Answer):
+    id: str
+    title: str
+
+
+class Period(Answer):
+    """The period a fact would hold."""
+
+    status: str = Field(description="current | history")
+    from_: str = Field(alias="from")
+    until: str | None
+    label: str = Field(examples=["history 2026-03-01 – 2026-06-15"])
+
+
+class ImportProposal(Answer):
+    """A fact the extractor proposed, and what it would become against the memory as it is now."""
+
+    id: str = Field(examples=["p1"])
+    subject: str = Field(description="As the memory spells it, when it knows the subject and attribute")
+    attribute: str
+    fact: str
+    source: str
+    said_at: str
+    conversation: ConversationRef
+    status: str = Field(description="new, replaces, older, known or confirms")
+    known: bool = Field(description="The memory knows it already")
+    ticked: bool = Field(description="Proposed for keeping (not when known)")
+    replaces: FactBrief | None = absent("The fact it would replace")
+    current: FactBrief | None = absent("Older than what holds: the fact that holds")
+    same_as: FactBrief | None = absent("Known: the fact the memory holds")
+    period: Period | None = Field(description="The period it would hold if every ticked proposal were kept")
+
+
+class AttributeReview(Answer):
+    attribute: str
+    conflict: bool = Field(description="Two conversations say different things: shown side by side")
+    holds_now: FactBrief | None = Field(description="What the memory holds now")
+    proposals: list[ImportProposal] = Field(description="In the order they were said")
+
+
+class SubjectReview(Answer):
+    subject: str
+    attributes: list[AttributeReview]
+
+
+class ImportReview(Answer):
+    """Every proposal of a finished job, grouped by subject and attribute."""
+
+    subjects: list[SubjectReview]
+    count: int
+    ticked: int
+    conflicts: int
+    left_out_secrets: int
+
+
+class ImportJob(Answer):
+    """An import: its state and progress, the archive's conversations; once finished, the review."""
+
+    id: str
+    knowledge_base: str
+    state: str = Field(description="ready | running | failed | finished | cancelled | expired")
+    created_at: str
+    started_at: str | None
+    finished_at: str | None
+    archive: ArchiveInfo
+    chosen: list[str] | None = Field(description="The ids of the conversations chosen (null until started)")
+    progress: ImportProgress
+    error: JobError | None = Field(description="Why it stopped (failed): start it again to continue")
+    errors: list[ConversationError]
+    left_out_secrets: int = Field(description="Proposals left out because they held a secret")
+    proposed: int
+    conversations: list[ConversationSummary] | None = absent("The conversations to choose from, or chosen (not listed)")
+    review: ImportReview | None = absent("Once finished: every proposal")
+
+
+class ImportRemoved(Answer):
+    """An ended import, removed with its proposals."""
+
+    id: str
+    knowledge_base: str
+    state: str
+    removed: bool
+
+
+class ImportListing(Answer):
+    knowledge_base: str
+    imports: list[ImportJob] = Field(description="Oldest first, without their conversations")
 
 
 @dataclass
@@ -153,7 +279,7 @@ class Imports:
         (folder / "conversations.json").unlink(missing_ok=True)
 
     # -- the person's steps ------------------------------------------------------------------
-    def create(self, actor: Actor, base_name: str, data: bytes, filename: str = "archive") -> tuple[dict[str, Any], bool]:
+    def create(self, actor: Actor, base_name: str, data: bytes, filename: str = "archive") -> tuple[ImportJob, bool]:
         """A job over the archive's conversations, to choose from; True when new, False when the same archive has
         a job that has not ended (that one is answered: an upload again after a dropped connection continues it)."""
         base = self._base(actor, base_name)
@@ -205,7 +331,7 @@ class Imports:
     def start(
         self, actor: Actor, base_name: str, job_id: str, *, ids: list[str] | None = None, since: str | None = None,
         until: str | None = None, title: str | None = None, everything: bool = False,
-    ) -> dict[str, Any]:
+    ) -> ImportJob:
         """Read the chosen conversations in the background. A job stopped (an unavailable extractor, a restart) is
         continued as it was chosen; one running already is answered as it is."""
         base = self._base(actor, base_name)
@@ -242,7 +368,7 @@ class Imports:
         self._resume(base, job_id, force=True)
         return self._answer(actor, base, job)
 
-    def get(self, actor: Actor, base_name: str, job_id: str) -> dict[str, Any]:
+    def get(self, actor: Actor, base_name: str, job_id: str) -> ImportJob:
         base = self._base(actor, base_name, reading=False)
         folder = self._job_dir(base, job_id)
         self._purge_one(folder, datetime.now(UTC))
@@ -252,13 +378,13 @@ class Imports:
             self._resume(base, job_id)  # its process stopped (a restart): whoever follows it continues it
         return self._answer(actor, base, job, review=job["state"] == "finished")
 
-    def listing(self, actor: Actor, base_name: str) -> dict[str, Any]:
+    def listing(self, actor: Actor, base_name: str) -> ImportListing:
         base = self._base(actor, base_name, reading=False)
         self.purge(base)
         jobs = [self._answer(actor, base, j, conversations=False) for j in self._jobs(base)]
-        return {"knowledge_base": base.name, "imports": jobs}
+        return ImportListing.model_construct(knowledge_base=base.name, imports=jobs)
 
-    def cancel(self, actor: Actor, base_name: str, job_id: str) -> dict[str, Any]:
+    def cancel(self, actor: Actor, base_name: str, job_id: str) -> ImportJob | ImportRemoved:
         """Stop a job and drop its conversations and proposals; an ended job is removed altogether."""
         base = self._base(actor, base_name, reading=False)
         folder = self._job_dir(base, job_id)
@@ -266,7 +392,7 @@ class Imports:
             job = self._read(folder)
             if job["state"] in ENDED:
                 shutil.rmtree(folder, ignore_errors=True)
-                return {"id": job_id, "knowledge_base": base.name, "state": job["state"], "removed": True}
+                return ImportRemoved.model_construct(id=job_id, knowledge_base=base.name, state=job["state"], removed=True)
             job.update(state="cancelled", finished_at=iso())
             self._write(folder, job)
             self._drop_text(folder)
@@ -515,28 +641,43 @@ class Imports:
 
     # -- answers ---------------------------------------------------------------------------
     def _answer(self, actor: Actor, base: KnowledgeBase, job: dict[str, Any], *, review: bool = False,
-                conversations: bool = True) -> dict[str, Any]:
+                conversations: bool = True) -> ImportJob:
+        """The job as answered: what job.json and proposals.jsonl say, in the answer's fields only (what the job keeps
+        for its own use, e.g. the archive's digest, stays on disk)."""
         folder = self._dir(base, job["id"])
         lines = _lines(folder) if folder.exists() else []
         titles = {c["id"]: c["title"] for c in job.get("conversations") or []}
-        answer = {k: v for k, v in job.items() if k not in ("digest", "conversations")}
-        answer["progress"] = {**job.get("progress", {}), "current": _current(job, lines, titles)}
+        progress: dict[str, Any] = job.get("progress") or {}
+        done = progress.get("done", 0)
         if job.get("chosen"):  # what is done is on disk as each conversation is read (job.json's figures lag a second)
-            answer["progress"]["done"] = len({line["conversation"] for line in lines} & set(job["chosen"]))
-        answer["errors"] = [{"conversation": line["conversation"], "title": titles.get(line["conversation"], ""),
-                             **line["error"]} for line in lines if line.get("error")]
-        answer["left_out_secrets"] = sum(int(line.get("left_out_secrets") or 0) for line in lines)
-        answer["proposed"] = sum(len(line.get("facts") or []) for line in lines)
-        if conversations:
-            answer["conversations"] = job.get("conversations") or []
-        if review:
-            answer["review"] = self.review(actor, base, lines, titles)
-        return answer
+            done = len({line["conversation"] for line in lines} & set(job["chosen"]))
+        archive, error = job["archive"], job.get("error")
+        return ImportJob.model_construct(
+            id=job["id"], knowledge_base=job["knowledge_base"], state=job["state"], created_at=job["created_at"],
+            started_at=job.get("started_at"), finished_at=job.get("finished_at"),
+            archive=ArchiveInfo.model_construct(name=archive["name"], format=archive["format"],
+                                                conversations=archive["conversations"]),
+            chosen=job.get("chosen"),
+            progress=ImportProgress.model_construct(
+                done=done, total=progress.get("total", 0), rate_per_minute=progress.get("rate_per_minute"),
+                eta_seconds=progress.get("eta_seconds"), current=_current(job, lines, titles)),
+            error=None if error is None else JobError.model_construct(code=error["code"], message=error["message"]),
+            errors=[ConversationError.model_construct(conversation=line["conversation"],
+                                                      title=titles.get(line["conversation"], ""),
+                                                      code=line["error"]["code"], message=line["error"]["message"])
+                    for line in lines if line.get("error")],
+            left_out_secrets=sum(int(line.get("left_out_secrets") or 0) for line in lines),
+            proposed=sum(len(line.get("facts") or []) for line in lines),
+            conversations=[ConversationSummary.model_construct(id=c["id"], title=c["title"], created_at=c["created_at"],
+                                                               messages=c["messages"])
+                           for c in job.get("conversations") or []] if conversations else None,
+            review=self.review(actor, base, lines, titles) if review else None,
+        )
 
-    def review(self, actor: Actor, base: KnowledgeBase, lines: list[dict[str, Any]], titles: dict[str, str]) -> dict[str, Any]:
+    def review(self, actor: Actor, base: KnowledgeBase, lines: list[dict[str, Any]], titles: dict[str, str]) -> ImportReview:
         """Every proposal of the job, grouped by subject and attribute, each with what it would become against the
         memory as it is now, and the period it would hold if every ticked proposal were kept."""
-        proposals: list[dict[str, Any]] = []
+        proposals: list[tuple[FactIn, ConversationRef]] = []
         for line in lines:
             for raw in line.get("facts") or []:
                 try:
@@ -545,8 +686,8 @@ class Imports:
                     continue
                 if find_secret_in_fact(fin.subject, fin.attribute, fin.fact, fin.source):
                     continue  # never shown, never kept (the extractor's rule, again here)
-                proposals.append({"fin": fin, "conversation": {"id": raw["conversation"],
-                                                               "title": titles.get(raw["conversation"], "")}})
+                proposals.append((fin, ConversationRef.model_construct(id=raw["conversation"],
+                                                                       title=titles.get(raw["conversation"], ""))))
         base = self.memory.base(actor, base.name, WRITE_CONTENT)
         with self.locks.folder(base.folder):
             store = self.memory.store(base)
@@ -554,61 +695,63 @@ class Imports:
         timelines = store.timelines(existing)
         latest = max((moment(f.kept_at) for f in existing), default=datetime.min.replace(tzinfo=UTC))
         start = max(datetime.now(UTC), latest + timedelta(microseconds=1))
-        items: list[dict[str, Any]] = []
+        items: list[ImportProposal] = []
         facts: list[Fact] = []
-        for n, p in enumerate(proposals):
-            fin = p["fin"]
+        for n, (fin, conversation) in enumerate(proposals):
             fact = Fact(id=new_id("f"), subject=fin.subject, attribute=fin.attribute, fact=fin.fact, source=fin.source,
                         said_at=fin.said_at or iso(), kept_at=_stamp(start + timedelta(microseconds=n)))
             timeline = timelines.get(key_of(fact), [])
             if timeline:  # one spelling per subject and attribute: the one the memory knows
                 fact = fact.with_(subject=timeline[-1].subject, attribute=timeline[-1].attribute)
             placed = place(timeline, fact)
-            item: dict[str, Any] = {"id": f"p{n + 1}", "subject": fact.subject, "attribute": fact.attribute, "fact": fact.fact,
-                                    "source": fact.source, "said_at": fact.said_at, "conversation": p["conversation"],
-                                    "status": placed.change, "known": placed.change in (KNOWN, CONFIRMS)}
-            item["ticked"] = not item["known"]
+            known = placed.change in (KNOWN, CONFIRMS)
+            replaces = current = same_as = None
             if placed.change == REPLACES and placed.current is not None:
-                item["replaces"] = _brief(placed.current)
+                replaces = _brief(placed.current)
             elif placed.change == OLDER and placed.current is not None:
-                item["current"] = _brief(placed.current)
-            elif item["known"] and placed.known is not None:
-                item["same_as"] = _brief(placed.known)
-            items.append(item)
+                current = _brief(placed.current)
+            elif known and placed.known is not None:
+                same_as = _brief(placed.known)
+            items.append(ImportProposal.model_construct(
+                id=f"p{n + 1}", subject=fact.subject, attribute=fact.attribute, fact=fact.fact, source=fact.source,
+                said_at=fact.said_at, conversation=conversation, status=placed.change, known=known, ticked=not known,
+                replaces=replaces, current=current, same_as=same_as, period=None))
             facts.append(fact)
         # The period each would hold if every ticked one were kept: the timeline rule over memory + ticked proposals.
         by_key: dict[tuple[str, str], list[int]] = {}
         for i, fact in enumerate(facts):
             by_key.setdefault(key_of(fact), []).append(i)
-        groups: dict[str, dict[str, Any]] = {}
+        groups: dict[str, SubjectReview] = {}
         for key, indexes in by_key.items():
-            ticked = [facts[i] for i in indexes if items[i]["ticked"]]
+            ticked = [facts[i] for i in indexes if items[i].ticked]
             arranged, where = settle(timelines.get(key, []), ticked)
             notes = {f.id: f for f in arranged}
             for i in indexes:
-                home = notes.get(where.get(facts[i].id, "")) if items[i]["ticked"] else None
-                if home is None and items[i]["known"] and items[i].get("same_as"):
-                    home = notes.get(items[i]["same_as"]["id"])
-                items[i]["period"] = _period(home) if home is not None else None
+                item = items[i]
+                home = notes.get(where.get(facts[i].id, "")) if item.ticked else None
+                if home is None and item.known and item.same_as is not None:
+                    home = notes.get(item.same_as.id)
+                item.period = _period(home) if home is not None else None
             members = [items[i] for i in indexes]
-            wordings = {norm_wording(m["fact"]) for m in members if not m["known"]}
-            sources = {m["conversation"]["id"] for m in members if not m["known"]}
-            members.sort(key=lambda m: (moment(m["said_at"]), m["id"]))
-            current = timelines.get(key, [])
-            subject = groups.setdefault(key[0], {"subject": members[0]["subject"], "attributes": []})
-            subject["attributes"].append({
-                "attribute": members[0]["attribute"],
+            wordings = {norm_wording(m.fact) for m in members if not m.known}
+            sources = {m.conversation.id for m in members if not m.known}
+            members.sort(key=lambda m: (moment(m.said_at), m.id))
+            current_facts = timelines.get(key, [])
+            subject = groups.setdefault(key[0], SubjectReview.model_construct(subject=members[0].subject, attributes=[]))
+            subject.attributes.append(AttributeReview.model_construct(
+                attribute=members[0].attribute,
                 # Two conversations say different things of the same subject and attribute: shown side by side.
-                "conflict": len(wordings) > 1 and len(sources) > 1,
-                "holds_now": _brief(current[-1]) if current else None,
-                "proposals": members,
-            })
-        subjects = sorted(groups.values(), key=lambda g: norm_name(g["subject"]))
+                conflict=len(wordings) > 1 and len(sources) > 1,
+                holds_now=_brief(current_facts[-1]) if current_facts else None,
+                proposals=members,
+            ))
+        subjects = sorted(groups.values(), key=lambda g: norm_name(g.subject))
         for group in subjects:
-            group["attributes"].sort(key=lambda a: norm_name(a["attribute"]))
-        return {"subjects": subjects, "count": len(items), "ticked": sum(1 for i in items if i["ticked"]),
-                "conflicts": sum(1 for g in subjects for a in g["attributes"] if a["conflict"]),
-                "left_out_secrets": sum(int(line.get("left_out_secrets") or 0) for line in lines)}
+            group.attributes.sort(key=lambda a: norm_name(a.attribute))
+        return ImportReview.model_construct(
+            subjects=subjects, count=len(items), ticked=sum(1 for i in items if i.ticked),
+            conflicts=sum(1 for g in subjects for a in g.attributes if a.conflict),
+            left_out_secrets=sum(int(line.get("left_out_secrets") or 0) for line in lines))
 
 
 def _put(path: Path, text: str, *, durable: bool = True) -> None:
@@ -638,8 +781,9 @@ def _error(e: AstralyxError) -> dict[str, str]:
     return {"code": e.code, "message": message}
 
 
-def _brief(fact: Fact) -> dict[str, Any]:
-    return {"id": fact.id, "fact": fact.fact, "said_at": fact.said_at, "source": fact.source}
+def _brief(fact: Fact) -> FactBrief:
+    """As the review names a fact (without its later sayings)."""
+    return FactBrief.model_construct(id=fact.id, fact=fact.fact, said_at=fact.said_at, source=fact.source, said_again=None)
 
 
 def period_label(status: str, start: str, until: str | None) -> str:
@@ -649,9 +793,9 @@ def period_label(status: str, start: str, until: str | None) -> str:
     return f"history {start[:10]} – {until[:10]}"
 
 
-def _period(fact: Fact) -> dict[str, Any]:
-    return {"status": fact.status, "from": fact.said_at, "until": fact.until,
-            "label": period_label(fact.status, fact.said_at, fact.until)}
+def _period(fact: Fact) -> Period:
+    return Period.model_construct(status=fact.status, from_=fact.said_at, until=fact.until,
+                                  label=period_label(fact.status, fact.said_at, fact.until))
 
 
 def _lines(folder: Path) -> list[dict[str, Any]]:

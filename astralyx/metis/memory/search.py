@@ -125,9 +125,3 @@ def _held_in(hit: Hit, period: Period) -> bool:
         return False
     until = attrs.get("until")
     return period.overlaps(moment(str(attrs["said_at"])), moment(str(until)) if until else None)
-
-
-def install(index: Any, search: Any) -> None:
-    """Register the reader for notes/memory/ and the "memory" re-ranking hook."""
-    index.register_reader(PREFIX, make_reader(index.reader_for("notes/x.md")))
-    search.rerankers["memory"] = rerank

@@ -13,8 +13,9 @@ import threading
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import Field, ValidationError
 
+from ...answers import Answer, absent
 from ...auth.actor import Actor
 from ...auth.roles import READ, WRITE_CONTENT
 from ...errors import BadRequest, Conflict, Invalid, NotFound, describe
@@ -24,20 +25,129 @@ from ..bases import KnowledgeBase, KnowledgeBases
 from ..writer import Writer
 from .facts import ID_RE, MAX_FACT, Correction, Fact, FactIn, moment, normalize_said_at, one_line
 from .secrets import find_secret_in_fact
-from .store import JOURNAL, MemoryStore
+from .store import JOURNAL, MemoryStore, ParsedFacts
 from .timeline import CONFIRMS, KNOWN, OLDER, REPLACES, held_on, key_of, norm_name, place, settle
 
 MAX_BATCH = 500
 
+
+# -- what the memory answers ------------------------------------------------------------------------
+class FactBrief(Answer):
+    """A fact named beside another one (the one it replaces, the one that holds, the same fact known)."""
+
+    id: str
+    fact: str
+    said_at: str
+    source: str
+    said_again: list[str] | None = absent("Its later sayings (left out when none)")
+
+
+class CorrectionView(Answer):
+    """What one correction changed: the values before it, and its day."""
+
+    from_: str | None = absent("The earlier wording", alias="from")
+    said_at: str | None = absent("The earlier date")
+    source: str | None = absent("The earlier source")
+    on: str = Field(description="The day of the correction")
+
+
+class Held(Answer):
+    from_: str = Field(alias="from", description="Its first saying")
+    until: str | None = Field(description="When the next fact was said (null: it holds)")
+
+
+class FactView(Answer):
+    """A fact as answered: what the file keeps, and the period it held."""
+
+    id: str
+    subject: str
+    attribute: str
+    fact: str
+    source: str
+    said_at: str = Field(description="Its first saying: a date or a UTC date-time")
+    kept_at: str
+    until: str | None = absent("Once replaced: when the next fact was said")
+    replaced_by: str | None = absent("Once replaced: the fact that replaced it")
+    edited_at: str | None = absent("When it was last corrected")
+    said_again: list[str] | None = absent("Its later sayings, in order")
+    corrected: list[CorrectionView] | None = absent("What each correction changed, oldest first")
+    status: str = Field(description="current | history")
+    held: Held
+    replaced: list[FactView] | None = absent("With history: the facts it replaced, newest first")
+
+    @classmethod
+    def of(cls, fact: Fact) -> FactView:
+        corrected = [CorrectionView.model_construct(from_=c.fact, said_at=c.said_at, source=c.source, on=c.on)
+                     for c in fact.corrected]
+        return cls.model_construct(
+            id=fact.id, subject=fact.subject, attribute=fact.attribute, fact=fact.fact, source=fact.source,
+            said_at=fact.said_at, kept_at=fact.kept_at, until=fact.until, replaced_by=fact.replaced_by,
+            edited_at=fact.edited_at, said_again=list(fact.said_again) or None, corrected=corrected or None,
+            status=fact.status, held=Held.model_construct(from_=fact.said_at, until=fact.until), replaced=None,
+        )
+
+
+class SubjectFacts(Answer):
+    subject: str
+    facts: list[FactView]
+
+
+class FactListing(Answer):
+    """A memory's facts grouped by subject (what held on `as_of`; only `subject`'s, `attribute`'s when given)."""
+
+    knowledge_base: str
+    subjects: list[SubjectFacts]
+    count: int = Field(description="How many facts hold (are listed)")
+    history_count: int | None = absent("With history: how many facts they replaced")
+    as_of: str | None = absent()
+    subject: str | None = absent()
+    attribute: str | None = absent()
+
+
+class KeptFact(Answer):
+    """What became of one fact kept (or what would, in a preview)."""
+
+    subject: str = Field(description="As the memory spells it (one spelling per subject and attribute)")
+    attribute: str
+    fact: str
+    source: str
+    said_at: str
+    change: str = Field(description="new, replaces, older, known or confirms (known, said on another date: recorded "
+                                    "in its said_again)")
+    id: str | None = absent("The fact kept (not for one known already)")
+    status: str | None = absent("current, history, or known (not kept twice)")
+    known: FactBrief | None = absent("The fact the memory knows already")
+    replaces: FactBrief | None = absent("The fact it replaced")
+    current: FactBrief | None = absent("Older than what holds: the fact that holds")
+    splits: FactBrief | None = absent("Said between two sayings of a fact: now two facts")
+    until: str | None = absent("Kept to the history: when the next fact was said")
+    replaced_by: str | None = absent()
+
+
+class KeptFacts(Answer):
+    knowledge_base: str
+    facts: list[KeptFact] = Field(description="What became of each fact, in order")
+    kept: int
+    replaced: int
+    known: int
+    confirmed: int
+
+
+class Forgotten(Answer):
+    knowledge_base: str
+    forgotten: str
+    history_forgotten: int = Field(description="How many older facts it replaced were forgotten with it")
+    current: FactView | None = absent("The fact that holds again, when the forgotten one held")
+    rejoined: FactView | None = absent("The facts on either side of it, one fact again")
+
+
 # What keeping a batch would do: the answers, and the facts before and after by id.
-Plan = tuple[list[dict[str, Any]], dict[str, Fact], dict[str, Fact]]
+Plan = tuple[list[KeptFact], dict[str, Fact], dict[str, Fact]]
 
 
-def _brief(fact: Fact) -> dict[str, Any]:
-    brief: dict[str, Any] = {"id": fact.id, "fact": fact.fact, "said_at": fact.said_at, "source": fact.source}
-    if fact.said_again:
-        brief["said_again"] = list(fact.said_again)
-    return brief
+def _brief(fact: Fact) -> FactBrief:
+    return FactBrief.model_construct(id=fact.id, fact=fact.fact, said_at=fact.said_at, source=fact.source,
+                                     said_again=list(fact.said_again) or None)
 
 
 def _swap(facts: dict[str, Fact], old: list[Fact], new: list[Fact]) -> None:
@@ -57,6 +167,7 @@ class Memory:
         self.locks = locks
         self.writer = writer  # every fact's file is written through it (the index hears of it there)
         self._repaired: set[str] = set()
+        self.parsed = ParsedFacts()  # the facts its stores read, kept while their files are unchanged
         self._guard = threading.Lock()
 
     # -- bases -------------------------------------------------------------
@@ -77,7 +188,7 @@ class Memory:
 
     def store(self, base: KnowledgeBase) -> MemoryStore:
         """The base's store, repaired before first use in this process. Call under the base's folder lock."""
-        store = MemoryStore(base.folder, self.writer.of(base))
+        store = MemoryStore(base.folder, self.writer.of(base), self.parsed)
         key = f"{base.folder}|{base.created_at}"
         # A journal left by a process that crashed (maybe another one: a local CLI beside the server)
         # is replayed before anything else is changed, so it can never replay over newer changes.
@@ -91,7 +202,7 @@ class Memory:
         """Repair one memory now (at start, or after files were changed by hand). Paths changed."""
         self.check_memory(base)
         with self.locks.folder(base.folder):
-            changed = MemoryStore(base.folder, self.writer.of(base)).repair()
+            changed = MemoryStore(base.folder, self.writer.of(base), self.parsed).repair()
             with self._guard:
                 self._repaired.add(f"{base.folder}|{base.created_at}")
         return changed
@@ -140,7 +251,7 @@ class Memory:
         )
 
     def list(self, actor: Actor, base_name: str, *, history: bool = False, as_of: str | None = None,
-             subject: str | None = None, attribute: str | None = None) -> dict[str, Any]:
+             subject: str | None = None, attribute: str | None = None) -> FactListing:
         """Current facts grouped by subject; with history, what each replaced; as_of: what held then; subject,
         attribute: only the facts about that subject, of that attribute (named as facts are matched: without case
         and extra spaces). The API's listing and MCP's recall."""
@@ -153,7 +264,7 @@ class Memory:
             if all(not wanted or wanted == part for wanted, part in zip(only, key, strict=True)):
                 timelines.setdefault(key, []).append(fact)
         at = as_of_moment(as_of) if as_of else None
-        subjects: dict[str, dict[str, Any]] = {}
+        subjects: dict[str, SubjectFacts] = {}
         counts = {"current": 0, "history": 0}
         for key in sorted(timelines):
             timeline = timelines[key]
@@ -165,32 +276,23 @@ class Memory:
                 older = timeline[: timeline.index(head)]
             else:
                 head, older = timeline[-1], timeline[:-1]
-            item = fact_dict(head)
+            item = FactView.of(head)
             counts["current"] += 1
             if history:
-                item["replaced"] = [fact_dict(f) for f in reversed(older)]
+                item.replaced = [FactView.of(f) for f in reversed(older)]
                 counts["history"] += len(older)
-            group = subjects.setdefault(key[0], {"subject": timeline[-1].subject, "facts": []})
-            group["facts"].append(item)
-        answer: dict[str, Any] = {
-            "knowledge_base": base.name,
-            "subjects": list(subjects.values()),
-            "count": counts["current"],
-        }
-        if history:
-            answer["history_count"] = counts["history"]
-        if as_of:
-            answer["as_of"] = as_of
-        if only[0]:
-            answer["subject"] = subject
-        if only[1]:
-            answer["attribute"] = attribute
-        return answer
+            group = subjects.setdefault(key[0], SubjectFacts.model_construct(subject=timeline[-1].subject, facts=[]))
+            group.facts.append(item)
+        return FactListing.model_construct(
+            knowledge_base=base.name, subjects=list(subjects.values()), count=counts["current"],
+            history_count=counts["history"] if history else None, as_of=as_of or None,
+            subject=subject if only[0] else None, attribute=attribute if only[1] else None,
+        )
 
     # -- keeping -----------------------------------------------------------
     def preview(
         self, actor: Actor, base_name: str, facts: builtins.list[FactIn | dict[str, Any]]
-    ) -> builtins.list[dict[str, Any]]:
+    ) -> builtins.list[KeptFact]:
         """What each fact WOULD become if kept (new, replaces, older, known). Writes nothing."""
         base = self.base(actor, base_name, WRITE_CONTENT)
         incoming = self._validate(facts)
@@ -199,7 +301,7 @@ class Memory:
             results, _, _ = self._plan(store, incoming)
         return results
 
-    def keep(self, actor: Actor, base_name: str, facts: builtins.list[FactIn | dict[str, Any]]) -> dict[str, Any]:
+    def keep(self, actor: Actor, base_name: str, facts: builtins.list[FactIn | dict[str, Any]]) -> KeptFacts:
         """Keep facts as one step (all or nothing). Answers what became of each and how many were replaced."""
         base = self.base(actor, base_name, WRITE_CONTENT)
         incoming = self._validate(facts)
@@ -208,15 +310,15 @@ class Memory:
             results, before, after = self._plan(store, incoming)
             ops = store.ops_for(before, after)
             store.commit(ops)  # under the lock: the index hears of changes in the order they were made
-        return {
-            "knowledge_base": base.name,
-            "facts": results,
-            "kept": sum(1 for r in results if r["status"] != "known"),
-            "replaced": sum(1 for r in results if r["change"] == REPLACES),
+        return KeptFacts.model_construct(
+            knowledge_base=base.name,
+            facts=results,
+            kept=sum(1 for r in results if r.status != "known"),
+            replaced=sum(1 for r in results if r.change == REPLACES),
             # Known already: not kept twice; of those, confirmed: a saying on another date, recorded.
-            "known": sum(1 for r in results if r["status"] == "known"),
-            "confirmed": sum(1 for r in results if r["change"] == CONFIRMS),
-        }
+            known=sum(1 for r in results if r.status == "known"),
+            confirmed=sum(1 for r in results if r.change == CONFIRMS),
+        )
 
     def _validate(self, facts: builtins.list[FactIn | dict[str, Any]]) -> builtins.list[FactIn]:
         if not isinstance(facts, list) or not facts:
@@ -245,7 +347,7 @@ class Memory:
         latest = max((moment(f.kept_at) for f in existing), default=datetime.min.replace(tzinfo=UTC))
         start = max(datetime.now(UTC), latest + timedelta(microseconds=1))
         said_default = iso()
-        results: builtins.list[dict[str, Any]] = []
+        results: builtins.list[KeptFact] = []
         ids: builtins.list[str | None] = []
         for i, fin in enumerate(incoming):
             fact = Fact(
@@ -262,46 +364,43 @@ class Memory:
             if timeline:  # one spelling per subject and attribute: the one the memory knows
                 fact = fact.with_(subject=timeline[-1].subject, attribute=timeline[-1].attribute)
             placement = place(timeline, fact)
-            entry: dict[str, Any] = {
-                "subject": fact.subject,
-                "attribute": fact.attribute,
-                "fact": fact.fact,
-                "source": fact.source,
-                "said_at": fact.said_at,
-                "change": placement.change,
-            }
+            entry = KeptFact.model_construct(
+                subject=fact.subject, attribute=fact.attribute, fact=fact.fact, source=fact.source, said_at=fact.said_at,
+                change=placement.change, status=None, known=None, replaces=None, current=None, splits=None, id=None,
+                until=None, replaced_by=None,
+            )
             if placement.change in (KNOWN, CONFIRMS):
                 # Not kept twice. Confirms: said on another date, which the fact records (said_again).
                 assert placement.known is not None
-                entry["status"] = "known"
-                entry["known"] = _brief(placement.known)
+                entry.status = "known"
+                entry.known = _brief(placement.known)
                 results.append(entry)
                 ids.append(None)
                 if placement.change == KNOWN:
                     continue
             elif placement.change == REPLACES:
                 assert placement.current is not None
-                entry["replaces"] = _brief(placement.current)
+                entry.replaces = _brief(placement.current)
             assert placement.timeline is not None  # known changes nothing and went on above
             if placement.change == OLDER:
-                entry["current"] = _brief(placement.timeline[-1])
+                entry.current = _brief(placement.timeline[-1])
                 if placement.split is not None:  # said between two sayings of a fact: now two facts
-                    entry["splits"] = _brief(placement.split)
+                    entry.splits = _brief(placement.split)
             _swap(after, timeline, placement.timeline)
             timelines[key] = placement.timeline
             if placement.change == CONFIRMS:
                 continue
-            entry["id"] = fact.id
+            entry.id = fact.id
             results.append(entry)
             ids.append(fact.id)
         for entry, fid in zip(results, ids, strict=True):
             if fid is None or fid not in after:
                 continue
             final = after[fid]
-            entry["status"] = final.status
+            entry.status = final.status
             if final.status == "history":
-                entry["until"] = final.until
-                entry["replaced_by"] = final.replaced_by
+                entry.until = final.until
+                entry.replaced_by = final.replaced_by
         return results, before, after
 
     # -- correcting and forgetting ---------------------------------------------
@@ -355,7 +454,7 @@ class Memory:
             store.commit(ops)  # under the lock: the index hears of changes in the order they were made
         return after[home]
 
-    def forget(self, actor: Actor, base_name: str, fact_id: str, *, history: bool = False) -> dict[str, Any]:
+    def forget(self, actor: Actor, base_name: str, fact_id: str, *, history: bool = False) -> Forgotten:
         """Delete a fact; with history, also the older facts of its subject and attribute it replaced.
 
         Without history the facts it replaced stay: the one before it holds again (it was current
@@ -377,17 +476,13 @@ class Memory:
             _swap(after, timeline, remaining)
             ops = store.ops_for(before, after)
             store.commit(ops)  # under the lock: the index hears of changes in the order they were made
-        answer: dict[str, Any] = {
-            "knowledge_base": base.name,
-            "forgotten": fact_id,
-            "history_forgotten": len(gone) - 1,
-        }
-        if fact.status == "current" and remaining:
-            answer["current"] = fact_dict(remaining[-1])
         joined = {home for fid, home in where.items() if fid != home}
-        if joined:  # the facts on either side of it were the same fact: one fact again
-            answer["rejoined"] = fact_dict(next(f for f in remaining if f.id in joined))
-        return answer
+        return Forgotten.model_construct(
+            knowledge_base=base.name, forgotten=fact_id, history_forgotten=len(gone) - 1,
+            current=FactView.of(remaining[-1]) if fact.status == "current" and remaining else None,
+            # the facts on either side of it were the same fact: one fact again
+            rejoined=FactView.of(next(f for f in remaining if f.id in joined)) if joined else None,
+        )
 
 
 def correction(fact: Fact, changes: dict[str, Any], stamp: str) -> Correction:
@@ -399,12 +494,6 @@ def correction(fact: Fact, changes: dict[str, Any], stamp: str) -> Correction:
     if "source" in before and find_secret_in_fact("", "", "", before["source"]):
         del before["source"]
     return Correction(on=stamp[:10], **before)
-
-
-def fact_dict(fact: Fact) -> dict[str, Any]:
-    data = fact.to_dict()
-    data["held"] = {"from": fact.said_at, "until": fact.until}
-    return data
 
 
 def check_id(fact_id: str) -> None:

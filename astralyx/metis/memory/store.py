@@ -16,11 +16,12 @@ changes once the step is whole. Callers hold the base's folder lock (Locks.folde
 from __future__ import annotations
 
 import json
+import threading
 from collections import defaultdict
 from pathlib import Path
 
 from ...util import atomic_write, fsync_dir
-from ..writer import BaseFiles, FileChange
+from ..writer import FileChange, KnowledgeBaseFiles
 from .facts import CURRENT_DIR, HISTORY_DIR, Fact, parse, render
 from .timeline import arrange, key_of
 
@@ -30,30 +31,44 @@ JOURNAL = ".memory-journal.json"
 Op = tuple[str, str | None]
 
 
-# Parsed facts by file, valid while the file's (inode, size, mtime) is unchanged: every write is a
-# new file (atomic rename), so a changed fact is always read again.
-_cache: dict[str, tuple[tuple[int, int, int], Fact | None]] = {}
-_CACHE_MAX = 100_000
+class ParsedFacts:
+    """Facts parsed from their files, each valid while its file's (inode, size, mtime) is unchanged: every write is a
+    new file (atomic rename), so a changed fact is always read again. One per `Memory` (a core's): a store lives for
+    one step, the facts it read serve the next. At most `limit` files (a memory's every fact is read at each step:
+    past that, it starts over rather than keep what a deleted base's facts were)."""
+
+    def __init__(self, limit: int = 100_000) -> None:
+        self.limit = limit
+        self._facts: dict[str, tuple[tuple[int, int, int], Fact | None]] = {}
+        self._guard = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._facts)
+
+    def read(self, file: Path, status: str) -> Fact | None:
+        st = file.stat()
+        stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
+        key = str(file)
+        hit = self._facts.get(key)
+        if hit is not None and hit[0] == stamp:
+            return hit[1]
+        fact = parse(file.read_text("utf-8", errors="replace"), file.stem, status)
+        with self._guard:
+            if len(self._facts) >= self.limit:
+                self._facts.clear()
+            self._facts[key] = (stamp, fact)
+        return fact
 
 
-def _read(file: Path, status: str) -> Fact | None:
-    st = file.stat()
-    stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
-    key = str(file)
-    hit = _cache.get(key)
-    if hit is not None and hit[0] == stamp:
-        return hit[1]
-    fact = parse(file.read_text("utf-8", errors="replace"), file.stem, status)
-    if len(_cache) >= _CACHE_MAX:
-        _cache.clear()
-    _cache[key] = (stamp, fact)
-    return fact
+def _parse_file(file: Path, status: str) -> Fact | None:
+    return parse(file.read_text("utf-8", errors="replace"), file.stem, status)
 
 
 class MemoryStore:
-    def __init__(self, folder: Path, files: BaseFiles | None = None) -> None:
+    def __init__(self, folder: Path, files: KnowledgeBaseFiles | None = None, parsed: ParsedFacts | None = None) -> None:
         self.folder = folder
         self.files = files  # how it writes; None: a store that only reads
+        self._read = parsed.read if parsed is not None else _parse_file  # (no ParsedFacts: each file parsed at each read)
         self.current_dir = folder / CURRENT_DIR
         self.history_dir = folder / HISTORY_DIR
         self.journal = folder / JOURNAL
@@ -70,7 +85,7 @@ class MemoryStore:
                 if file.is_symlink() or not file.is_file():
                     continue
                 try:
-                    fact = _read(file, status)
+                    fact = self._read(file, status)
                 except FileNotFoundError:
                     continue
                 if fact is None:

@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Literal
 
 from fastapi import APIRouter, Depends
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from ...auth.actor import Actor
+from ...auth.keys import Key, Workspace
 from ...core import Astralyx
 from ..deps import get_actor, get_core
 from ..models import NAME, Body, WhoAmI
@@ -28,39 +29,49 @@ class KeyIn(Body):
     name: str = ""
 
 
-@router.get("/workspaces")
-def list_workspaces(actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
-    return {"workspaces": core.workspaces.list(actor)}
+class WorkspaceList(BaseModel):
+    workspaces: list[Workspace]
 
 
-@router.post("/workspaces", status_code=201, responses=errors(409))
-def create_workspace(body: WorkspaceIn, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
+class KeyList(BaseModel):
+    keys: list[Key]
+
+
+class NewKey(Key):
+    """A key just made: the key itself is in this answer only."""
+
+    key: str
+    note: str
+
+
+@router.get("/workspaces", response_model=WorkspaceList)
+def list_workspaces(actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> WorkspaceList:
+    return WorkspaceList(workspaces=core.workspaces.list(actor))
+
+
+@router.post("/workspaces", status_code=201, response_model=Workspace, responses=errors(409))
+def create_workspace(body: WorkspaceIn, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> Workspace:
     return core.workspaces.create(actor, body.name)
 
 
-@router.get("/keys", responses=errors(404))
+@router.get("/keys", response_model=KeyList, responses=errors(404))
 def list_keys(
     workspace: str | None = None, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)
-) -> dict:
-    return {"keys": [k.to_dict() for k in core.keys.list(actor, workspace)]}
+) -> KeyList:
+    return KeyList(keys=core.keys.list(actor, workspace))
 
 
-@router.post("/keys", status_code=201, responses=errors(404))
-def create_key(body: KeyIn, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
+@router.post("/keys", status_code=201, response_model=NewKey, responses=errors(404))
+def create_key(body: KeyIn, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> NewKey:
     key, token = core.keys.create(actor, body.workspace or actor.workspace, body.role, body.name)
-    return {**key.to_dict(), "key": token, "note": "This key is shown once: keep it now."}
+    return NewKey(**key.model_dump(), key=token, note="This key is shown once: keep it now.")
 
 
-@router.delete("/keys/{key_id}", responses=errors(404))
-def revoke_key(key_id: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
-    return core.keys.revoke(actor, key_id).to_dict()
+@router.delete("/keys/{key_id}", response_model=Key, responses=errors(404))
+def revoke_key(key_id: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> Key:
+    return core.keys.revoke(actor, key_id)
 
 
-@router.get("/whoami", responses=ok(WhoAmI))
-def whoami(actor: Actor = Depends(get_actor)) -> dict:
-    return {
-        "workspace": actor.workspace,
-        "role": actor.role,
-        "key_id": actor.key_id,
-        "permissions": sorted(actor.permissions),
-    }
+@router.get("/whoami", response_model=WhoAmI, responses=ok(WhoAmI))
+def whoami(actor: Actor = Depends(get_actor)) -> WhoAmI:
+    return WhoAmI(workspace=actor.workspace, role=actor.role, key_id=actor.key_id, permissions=sorted(actor.permissions))

@@ -30,8 +30,8 @@ async def chat_completions(body: ChatIn, actor: Actor = Depends(get_actor), core
     The response (or the last chunk of a stream) carries `astralyx`: the receipts of the tool calls,
     the drafts to show as cards, the saves made (with their undo addresses).
     """
-    request = body.model_dump(exclude_unset=True)
-    turn = await run_in_threadpool(core.gateway.prepare, actor, request)
+    # The body is the gateway's typed request (models.ChatIn is a ChatRequest): the rest are the model's options.
+    turn = await run_in_threadpool(core.gateway.prepare, actor, body)
     if not body.stream:
         return JSONResponse(await run_in_threadpool(core.gateway.complete, turn))
     chunks = core.gateway.stream(turn)

@@ -9,17 +9,18 @@ under another name; `?wait=true` answers once the index is built (else follow GE
 from __future__ import annotations
 
 import tempfile
-from typing import Any, BinaryIO, Literal, cast
+from typing import BinaryIO, Literal, cast
 
 from fastapi import APIRouter, Depends, Query, Request
-from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
 from ...auth.actor import Actor
 from ...core import Astralyx
 from ...errors import AstralyxError, BadRequest
-from ...metis.exchange import MEDIA_TYPE
+from ...metis.exchange import MEDIA_TYPE, Imported
+from ...metis.jobs import IdleSync, SyncStatus
 from ..deps import get_actor, get_core
 from ..openapi import errors
 
@@ -32,8 +33,8 @@ IMPORT_BODY = {"requestBody": {"required": True, "content": {
     MEDIA_TYPE: ARCHIVE,
     "multipart/form-data": {"schema": {"type": "object", "properties": {"file": {"type": "string", "format": "binary"}},
                                        "required": ["file"]}}}}}
-IMPORT_ANSWER = {"description": "The base created: what was imported, what was changed or left out (warnings, skipped), "
-                 "and the reindex job that builds its index", "content": {"application/json": {}}}
+IMPORT_ANSWER = {"model": Imported, "description": "The base created: what was imported, what was changed or left out "
+                 "(warnings, skipped), and the reindex job that builds its index"}
 RAW_TYPES = ("application/gzip", "application/x-gzip", "application/octet-stream", "application/x-tar")
 SPOOL = 8 << 20  # bytes of a raw body kept in memory before it goes to a temporary file
 
@@ -58,21 +59,21 @@ async def import_base(
     name: str | None = Query(None, description="The new base's name (default: the archive's)", max_length=64),
     wait: bool = Query(False, description="Answer once the base's index is built"),
     actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core),
-) -> JSONResponse:
+) -> Imported:
     """A new base from an archive of `GET …/export` (or a memory's facts packed by `astra metis import DIR`): checked
     whole before anything is created; its index rebuilt by a reindex job. Needs knowledge-bases:manage."""
     body = await _archive(request)
     try:
-        answer: dict[str, Any] = await run_in_threadpool(core.exchange.import_archive, actor, body, name)
+        answer = await run_in_threadpool(core.exchange.import_archive, actor, body, name)
     finally:
         body.close()
     if wait:
-        created = answer["knowledge_base"]["metadata"]
-        answer["index"] = await run_in_threadpool(_wait, core, created["workspace"], created["name"])
-    return JSONResponse(answer, status_code=201)
+        created = answer.knowledge_base.metadata
+        answer.index = await run_in_threadpool(_wait, core, created.workspace, created.name)
+    return answer
 
 
-def _wait(core: Astralyx, workspace: str, base: str) -> dict[str, Any]:
+def _wait(core: Astralyx, workspace: str, base: str) -> SyncStatus | IdleSync:
     """The base's reindex once it ended (its failure is said in it, the base stays)."""
     job = core.documents.jobs.get(workspace, base)
     if job is not None:
@@ -80,8 +81,8 @@ def _wait(core: Astralyx, workspace: str, base: str) -> dict[str, Any]:
             core.documents.wait(job)
         except AstralyxError:
             pass
-        return job.to_dict()
-    return {"state": "idle"}  # pragma: no cover - the import started it
+        return job.status()
+    return IdleSync.model_construct(knowledge_base=base, state="idle", index={})  # pragma: no cover - the import started it
 
 
 async def _archive(request: Request) -> BinaryIO:

@@ -12,22 +12,24 @@ from fastapi import APIRouter, Depends, Query
 
 from ...auth.actor import Actor
 from ...core import Astralyx
-from ...metis.memory.service import fact_dict
+from ...metis.memory.service import FactListing, FactView, Forgotten, KeptFacts
 from ..deps import get_actor, get_core
-from ..models import DATE_PARAM, Correction, FactsIn, KeptFacts
-from ..openapi import errors, ok
+from ..models import DATE_PARAM, Correction, FactsIn
+from ..openapi import ok
 
 router = APIRouter(prefix="/metis/knowledge-bases/{base}/memory", tags=["memory"])
 
 
 @router.post("", responses=ok(KeptFacts, 404, 409))
-def keep_facts(base: str, body: FactsIn, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
+def keep_facts(
+    base: str, body: FactsIn, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)
+) -> KeptFacts:
     """Keep facts: what became of each (change: new, replaces, older, known, or confirms — known, said on
     another date, which the fact records in said_again) and how many older facts were replaced."""
     return core.memory.keep(actor, base, list(body.facts))
 
 
-@router.get("", responses=errors(404, 409))
+@router.get("", responses=ok(FactListing, 404, 409))
 def list_facts(
     base: str,
     history: bool = False,
@@ -36,25 +38,25 @@ def list_facts(
     attribute: str | None = Query(None, description="Only facts of this attribute (without regard to case)"),
     actor: Actor = Depends(get_actor),
     core: Astralyx = Depends(get_core),
-) -> dict:
+) -> FactListing:
     return core.memory.list(actor, base, history=history, as_of=as_of, subject=subject, attribute=attribute)
 
 
-@router.get("/{fact_id}", responses=errors(404, 409))
-def read_fact(base: str, fact_id: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
-    return fact_dict(core.memory.get(actor, base, fact_id))
+@router.get("/{fact_id}", responses=ok(FactView, 404, 409))
+def read_fact(base: str, fact_id: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> FactView:
+    return FactView.of(core.memory.get(actor, base, fact_id))
 
 
-@router.put("/{fact_id}", responses=errors(404, 409))
+@router.put("/{fact_id}", responses=ok(FactView, 404, 409))
 def correct_fact(
     base: str, fact_id: str, body: Correction, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)
-) -> dict:
+) -> FactView:
     """Correct a fact's wording (its history is kept)."""
-    return fact_dict(core.memory.edit(actor, base, fact_id, body.fact, said_at=body.said_at, source=body.source))
+    return FactView.of(core.memory.edit(actor, base, fact_id, body.fact, said_at=body.said_at, source=body.source))
 
 
-@router.delete("/{fact_id}", responses=errors(404, 409))
+@router.delete("/{fact_id}", responses=ok(Forgotten, 404, 409))
 def forget_fact(
     base: str, fact_id: str, history: bool = False, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)
-) -> dict:
+) -> Forgotten:
     return core.memory.forget(actor, base, fact_id, history=history)

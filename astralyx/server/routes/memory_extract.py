@@ -10,9 +10,10 @@ from starlette.concurrency import run_in_threadpool
 
 from ...auth.actor import Actor
 from ...core import Astralyx
+from ...metis.memory.extract import Extraction
 from ..deps import get_actor, get_core
 from ..models import ConversationIn
-from ..openapi import errors
+from ..openapi import ok
 
 router = APIRouter(prefix="/metis/knowledge-bases/{base}/memory", tags=["memory"])
 
@@ -25,13 +26,13 @@ EXAMPLE = {
 }
 
 
-@router.post("/extract", responses=errors(404, 409, 502, 503))
+@router.post("/extract", responses=ok(Extraction, 404, 409, 502, 503))
 async def extract(
     base: str,
     body: ConversationIn = Body(..., examples=[EXAMPLE]),
     actor: Actor = Depends(get_actor),
     core: Astralyx = Depends(get_core),
-) -> dict:
+) -> Extraction:
     """The extractor reads the conversation and proposes facts, each with what it would become if kept
     (new, replaces, older, known). Nothing of the conversation is stored."""
     messages = [m.model_dump(exclude_unset=True) for m in body.messages]

@@ -14,16 +14,16 @@ Permissions as for extraction: knowledge-bases:write-content.
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Body, Depends, File, UploadFile
-from fastapi.responses import JSONResponse
+from fastapi import APIRouter, Body, Depends, File, Response, UploadFile
 from pydantic import Field
 from starlette.concurrency import run_in_threadpool
 
 from ...auth.actor import Actor
 from ...core import Astralyx
+from ...metis.memory.imports import ImportJob, ImportListing, ImportRemoved
 from ..deps import get_actor, get_core
 from ..models import Body as RequestBody
-from ..openapi import errors
+from ..openapi import errors, ok
 
 router = APIRouter(prefix="/metis/knowledge-bases/{base}/imports", tags=["memory"])
 
@@ -40,46 +40,54 @@ class StartIn(RequestBody):
     all: bool = Field(default=False, description="Every conversation with messages")
 
 
-@router.post("", status_code=201, responses=errors(404, 409))
+@router.post("", status_code=201, responses={
+    201: {"model": ImportJob, "description": "The job, new"},
+    200: {"model": ImportJob, "description": "The job of the same archive, sent before (not ended)"},
+    **errors(404, 409)})
 async def upload(
     base: str,
+    response: Response,
     archive: UploadFile = File(..., description="A ChatGPT or Claude export: the zip, or the conversations.json in it"),
     actor: Actor = Depends(get_actor),
     core: Astralyx = Depends(get_core),
-) -> JSONResponse:
+) -> ImportJob:
     """The archive's conversations (title, date, messages), to choose from. The archive itself is read in memory
     and not kept; the conversations are, until the job ends (at most a day)."""
     data = await archive.read()
     job, new = await run_in_threadpool(core.imports.create, actor, base, data, archive.filename or "archive")
-    return JSONResponse(job, status_code=201 if new else 200)
+    response.status_code = 201 if new else 200
+    return job
 
 
-@router.get("", responses=errors(404, 409))
-async def list_imports(base: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
+@router.get("", responses=ok(ImportListing, 404, 409))
+async def list_imports(base: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> ImportListing:
     return await run_in_threadpool(core.imports.listing, actor, base)
 
 
-@router.post("/{job}/start", responses=errors(404, 409))
+@router.post("/{job}/start", responses=ok(ImportJob, 404, 409))
 async def start(
     base: str,
     job: str,
     body: StartIn = Body(default_factory=StartIn, examples=[{"conversations": ["6a1e…", "9f02…"]}, {"since": "2026-03-01"}]),
     actor: Actor = Depends(get_actor),
     core: Astralyx = Depends(get_core),
-) -> dict:
+) -> ImportJob:
     """Read the chosen conversations in the background (a job stopped is continued as it was chosen)."""
     return await run_in_threadpool(core.imports.start, actor, base, job, ids=body.conversations, since=body.since,
                                    until=body.until, title=body.title, everything=body.all)
 
 
-@router.get("/{job}", responses=errors(404, 409))
-async def get(base: str, job: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
+@router.get("/{job}", responses=ok(ImportJob, 404, 409))
+async def get(base: str, job: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> ImportJob:
     """State, progress (conversations done/total, rate, ETA); once finished, `review`: the proposals grouped by
     subject and attribute, each with what it would replace and the period it would hold."""
     return await run_in_threadpool(core.imports.get, actor, base, job)
 
 
 @router.delete("/{job}", responses=errors(404, 409))
-async def cancel(base: str, job: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
-    """Cancel: the job stops after the conversation it reads, its conversations and proposals go."""
+async def cancel(
+    base: str, job: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)
+) -> ImportJob | ImportRemoved:
+    """Cancel: the job stops after the conversation it reads, its conversations and proposals go (the job answered);
+    an ended job is removed (`removed`: true)."""
     return await run_in_threadpool(core.imports.cancel, actor, base, job)

@@ -7,18 +7,20 @@ note's version as ETag. PUT takes JSON {"metadata", "content"} or the markdown f
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import APIRouter, Depends, Header, Request, Response
-from fastapi.responses import JSONResponse, PlainTextResponse
+from fastapi.responses import PlainTextResponse
 from starlette.concurrency import run_in_threadpool
 
 from ...auth.actor import Actor
 from ...core import Astralyx
 from ...errors import BadRequest
-from ...metis.notes import Note, parse, render
+from ...metis.notes import Note, NoteList, NoteView, parse, render
 from ..body import parse_json, surrogate_problem
 from ..deps import get_actor, get_core
-from ..models import TEXT, NoteOut
-from ..openapi import errors
+from ..models import TEXT, Deleted
+from ..openapi import errors, ok
 
 # The body is read here (JSON or the markdown file itself), so the schema is said rather than inferred.
 NOTE_BODY = {"requestBody": {"required": True, "content": {
@@ -26,7 +28,7 @@ NOTE_BODY = {"requestBody": {"required": True, "content": {
         "metadata": {"type": "object", "description": "The front matter (title, tags, …)"},
         "content": {"type": "string", "description": "The note's markdown", **TEXT}}}},
     "text/markdown": {"schema": {"type": "string", "description": "The file: front matter, then markdown", **TEXT}}}}}
-NOTE_ANSWER = {"model": NoteOut, "description": "The note (or with Accept: text/markdown the file itself); its version is "
+NOTE_ANSWER = {"model": NoteView, "description": "The note (or with Accept: text/markdown the file itself); its version is "
                "the ETag", "content": {"text/markdown": {"schema": {"type": "string"}}}}
 
 router = APIRouter(prefix="/metis/knowledge-bases/{base}", tags=["notes"])
@@ -34,10 +36,6 @@ router = APIRouter(prefix="/metis/knowledge-bases/{base}", tags=["notes"])
 
 def _etag(note: Note) -> dict[str, str]:
     return {"ETag": f'"{note.version}"'}
-
-
-def _summary(note: Note) -> dict:
-    return {"path": note.path, "title": note.title, "version": note.version, "updated_at": note.updated_at}
 
 
 async def _body(request: Request) -> tuple[dict, str]:
@@ -64,49 +62,56 @@ async def _body(request: Request) -> tuple[dict, str]:
 
 
 def _mount(area: str) -> None:
-    @router.get(f"/{area}", name=f"list_{area}", responses=errors(404))
-    def list_notes(base: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
-        return {"notes": [_summary(n) for n in core.notes.list(actor, base, area)]}
+    @router.get(f"/{area}", name=f"list_{area}", responses=ok(NoteList, 404))
+    def list_notes(base: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> NoteList:
+        return NoteList.model_construct(notes=[n.summary() for n in core.notes.list(actor, base, area)])
 
-    @router.get(f"/{area}/{{path:path}}", name=f"read_{area}", responses={200: NOTE_ANSWER, **errors(404)})
+    # The JSON answers are the model's (filtered by it); the markdown file is a Response of its own.
+    @router.get(f"/{area}/{{path:path}}", name=f"read_{area}", response_model=NoteView,
+                responses={200: NOTE_ANSWER, **errors(404)})
     def read_note(
-        base: str, path: str, request: Request, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)
-    ) -> Response:
+        base: str, path: str, request: Request, response: Response, actor: Actor = Depends(get_actor),
+        core: Astralyx = Depends(get_core),
+    ) -> Any:
         note = core.notes.read(actor, base, area, path)
         if "text/markdown" in request.headers.get("accept", ""):
             return PlainTextResponse(render(note.metadata, note.content), media_type="text/markdown", headers=_etag(note))
-        return JSONResponse(note.to_dict(), headers=_etag(note))
+        response.headers.update(_etag(note))
+        return note.view()
 
     @router.put(f"/{area}/{{path:path}}", name=f"write_{area}", openapi_extra=NOTE_BODY,
-                responses={200: {"model": NoteOut, "description": "The note, changed"},
-                           201: {"model": NoteOut, "description": "The note, created"},
+                responses={200: {"model": NoteView, "description": "The note, changed"},
+                           201: {"model": NoteView, "description": "The note, created"},
                            **errors(404, 409)})
     async def write_note(
         base: str,
         path: str,
         request: Request,
+        response: Response,
         if_match: str | None = Header(default=None),
         if_none_match: str | None = Header(default=None),
         actor: Actor = Depends(get_actor),
         core: Astralyx = Depends(get_core),
-    ) -> Response:
+    ) -> NoteView:
         metadata, content = await _body(request)
         note, created = await run_in_threadpool(
             core.notes.write, actor, base, area, path, content, metadata,
             if_match=if_match, create_only=(if_none_match == "*"),
         )
-        return JSONResponse(note.to_dict(), status_code=201 if created else 200, headers=_etag(note))
+        response.status_code = 201 if created else 200
+        response.headers.update(_etag(note))
+        return note.view()
 
-    @router.delete(f"/{area}/{{path:path}}", name=f"delete_{area}", responses=errors(404, 409))
+    @router.delete(f"/{area}/{{path:path}}", name=f"delete_{area}", responses=ok(Deleted, 404, 409))
     def delete_note(
         base: str,
         path: str,
         if_match: str | None = Header(default=None),
         actor: Actor = Depends(get_actor),
         core: Astralyx = Depends(get_core),
-    ) -> dict:
+    ) -> Deleted:
         core.notes.delete(actor, base, area, path, if_match=if_match)
-        return {"deleted": path}
+        return Deleted(deleted=path)
 
 
 _mount("notes")

@@ -16,66 +16,73 @@ from starlette.concurrency import run_in_threadpool
 
 from ...auth.actor import Actor
 from ...core import Astralyx
+from ...metis.saves import DiscardedDraft, DraftList, DraftView, ModelSaveList, ModelSaveView, SavedDraft
 from ..deps import get_actor, get_core
 from ..models import DraftEdit
-from ..openapi import errors
+from ..openapi import ok
 
 router = APIRouter(prefix="/metis/knowledge-bases/{base}", tags=["model saves"])
 
 
-@router.get("/model-saves", responses=errors(404))
-def list_saves(base: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
-    return {"knowledge_base": base, "saves": [s.to_dict() for s in core.saves.list(actor, base)]}
+@router.get("/model-saves", responses=ok(ModelSaveList, 404))
+def list_saves(base: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> ModelSaveList:
+    return ModelSaveList.model_construct(knowledge_base=base, saves=[s.view() for s in core.saves.list(actor, base)])
 
 
-@router.get("/model-saves/{save_id}", responses=errors(404))
-def get_save(base: str, save_id: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
-    return core.saves.get(actor, base, save_id).to_dict()
+@router.get("/model-saves/{save_id}", responses=ok(ModelSaveView, 404))
+def get_save(
+    base: str, save_id: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)
+) -> ModelSaveView:
+    return core.saves.get(actor, base, save_id).view()
 
 
-@router.post("/model-saves/{save_id}/undo", responses=errors(404, 409))
+@router.post("/model-saves/{save_id}/undo", responses=ok(ModelSaveView, 404, 409))
 def undo_save(
     base: str, save_id: str, force: bool = False, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)
-) -> dict:
-    return core.saves.undo(actor, base, save_id, force=force).to_dict()
+) -> ModelSaveView:
+    return core.saves.undo(actor, base, save_id, force=force).view()
 
 
-@router.get("/drafts", responses=errors(404))
-def list_drafts(base: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
+@router.get("/drafts", responses=ok(DraftList, 404))
+def list_drafts(base: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> DraftList:
     """The drafts awaiting a decision (newest first), with how long a draft waits and the hourly limit."""
     drafts = core.saves.drafts(actor, base)
-    return {"knowledge_base": base, "drafts": [d.to_dict() for d in drafts], **core.saves.draft_rules()}
+    rules = core.saves.draft_rules()
+    return DraftList.model_construct(knowledge_base=base, drafts=[d.view() for d in drafts],
+                                     expire_after_days=rules["expire_after_days"], drafts_per_hour=rules["drafts_per_hour"])
 
 
-@router.get("/drafts/{draft_id}", responses=errors(404))
-def get_draft(base: str, draft_id: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
-    return core.saves.draft(actor, base, draft_id).to_dict()
+@router.get("/drafts/{draft_id}", responses=ok(DraftView, 404))
+def get_draft(base: str, draft_id: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> DraftView:
+    return core.saves.draft(actor, base, draft_id).view()
 
 
 EDITS = Body(None, description="Nothing, or the draft's new title or text", examples=[{"title": "…", "text": "…"}])
 
 
-@router.post("/drafts/{draft_id}", responses=errors(404, 409))
+@router.post("/drafts/{draft_id}", responses=ok(DraftView, 404, 409))
 async def edit_draft(
     base: str, draft_id: str, edits: DraftEdit | None = EDITS, actor: Actor = Depends(get_actor),
     core: Astralyx = Depends(get_core),
-) -> dict:
+) -> DraftView:
     edits = edits or DraftEdit()
     draft = await run_in_threadpool(core.saves.edit_draft, actor, base, draft_id, edits.title, edits.text)
-    return draft.to_dict()
+    return draft.view()
 
 
-@router.post("/drafts/{draft_id}/save", responses=errors(404, 409, 429))
+@router.post("/drafts/{draft_id}/save", responses=ok(SavedDraft, 404, 409, 429))
 async def save_draft(
     base: str, draft_id: str, edits: DraftEdit | None = EDITS, actor: Actor = Depends(get_actor),
     core: Astralyx = Depends(get_core),
-) -> dict:
+) -> SavedDraft:
     """Keep the draft in the base's saved/ folder (optionally edited: {"title", "text"})."""
     edits = edits or DraftEdit()
     draft, save = await run_in_threadpool(core.saves.save_draft, actor, base, draft_id, edits.title, edits.text)
-    return {"draft": draft.to_dict(), "save": save.to_dict()}
+    return SavedDraft.model_construct(draft=draft.view(), save=save.view())
 
 
-@router.post("/drafts/{draft_id}/discard", responses=errors(404, 409))
-def discard_draft(base: str, draft_id: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
-    return {"draft": core.saves.discard_draft(actor, base, draft_id).to_dict()}
+@router.post("/drafts/{draft_id}/discard", responses=ok(DiscardedDraft, 404, 409))
+def discard_draft(
+    base: str, draft_id: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)
+) -> DiscardedDraft:
+    return DiscardedDraft.model_construct(draft=core.saves.discard_draft(actor, base, draft_id).view())

@@ -23,7 +23,7 @@ from starlette.concurrency import run_in_threadpool
 
 from ...auth.actor import Actor
 from ...core import Astralyx
-from ...metis.jobs import SyncJob
+from ...metis.jobs import IdleSync, SyncJob, SyncStatus
 from ..deps import get_actor, get_core
 from ..openapi import errors, ndjson_answer
 from ..streams import guarded, ndjson
@@ -35,7 +35,7 @@ SYNC_ANSWER = ndjson_answer(
     "{\"progress\": {done, total, document, state, phase, passages, …}} …, then {\"result\": report} or {\"error\": …}"
 )
 
-JOB_ANSWER = {"description": "With ?wait=false: the job at once (follow it with GET …/sync)"}
+JOB_ANSWER = {"model": SyncStatus, "description": "With ?wait=false: the job at once (follow it with GET …/sync)"}
 
 POLL = 0.25  # seconds between two looks at a job being streamed
 
@@ -45,13 +45,13 @@ def follow(job: SyncJob) -> Iterator[dict[str, Any]]:
     last = None
     while True:
         ended = job.done.wait(POLL)
-        d = job.to_dict()
+        status = job.status()
         event = {
-            "done": d["files"]["done"], "total": d["files"]["total"] or 0, "document": d["document"],
-            "state": d["state"], "phase": d["phase"], "passages": d["passages"],
-            "passages_per_second": d["passages_per_second"], "eta_seconds": d["eta_seconds"],
+            "done": status.files.done, "total": status.files.total or 0, "document": status.document,
+            "state": status.state, "phase": status.phase, "passages": status.passages.model_dump(),
+            "passages_per_second": status.passages_per_second, "eta_seconds": status.eta_seconds,
         }
-        seen = (event["done"], event["total"], event["state"], event["phase"], d["passages"]["done"], event["document"])
+        seen = (event["done"], event["total"], event["state"], event["phase"], status.passages.done, event["document"])
         if seen != last:
             last = seen
             yield {"progress": event}
@@ -67,12 +67,16 @@ async def _answer(core: Astralyx, actor: Actor, base: str, kind: str, wait: bool
     if progress:
         return ndjson(guarded(follow(job), kind))
     if not wait:
-        return JSONResponse({**job.to_dict(), "started": started}, status_code=202)
+        status = job.status()
+        status.started = started
+        return JSONResponse(status.model_dump(), status_code=202)
     return await run_in_threadpool(core.documents.wait, job)
 
 
 @router.get("/sync", responses=errors(404))
-def sync_status(base: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
+def sync_status(
+    base: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)
+) -> SyncStatus | IdleSync:
     """The base's latest sync job: state, files and passages done/total, passages/s, ETA, errors, report."""
     return core.documents.status(actor, base)
 

@@ -14,6 +14,7 @@ from fastapi import APIRouter, Body, Depends
 from ...auth.actor import Actor
 from ...core import Astralyx
 from ...eos import tools as tool_specs
+from ...eos.tools import ToolListing
 from ..deps import get_actor, get_core
 from ..models import KnowledgeTools
 from ..openapi import errors
@@ -21,19 +22,19 @@ from ..openapi import errors
 router = APIRouter(prefix="/eos/deployments/{name}/tools", tags=["deployments"])
 
 
-@router.get("", responses=errors(404))
-def list_tools(name: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> dict:
+@router.get("", response_model=ToolListing, responses=errors(404))
+def list_tools(name: str, actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core)) -> ToolListing:
     return tool_specs.listing(core.deployments.get(actor, name))
 
 
-@router.put("/knowledge/{base}", responses=errors(404))
+@router.put("/knowledge/{base}", response_model=ToolListing, responses=errors(404))
 def set_knowledge_tools(
     name: str,
     base: str,
     body: KnowledgeTools | None = Body(default=None, examples=[{"search": True, "save": True, "confirm": True}]),
     actor: Actor = Depends(get_actor),
     core: Astralyx = Depends(get_core),
-) -> dict:
+) -> ToolListing:
     """Give the deployment the base's tools; the answer says who may then search the base through it."""
     flags = body or KnowledgeTools()
     dep = tool_specs.set_knowledge(actor, core.deployments, name, base, search=flags.search, save=flags.save,

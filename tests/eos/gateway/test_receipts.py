@@ -99,8 +99,8 @@ def test_verify_says_wrong_key(chat, oai, client, tmp_path):
     try:
         foreign = other.receipts.issue(workspace="default", deployment="chat", caller="k", tool="search_knowledge",
                                        function="search_knowledge", knowledge_base="handbook", arguments="{}",
-                                       result={}, conversation="x")
-        foreign_key = other.receipts.public_key()["key_id"]
+                                       result={}, conversation="x").model_dump(mode="json")
+        foreign_key = other.receipts.public_key().key_id
     finally:
         other.close()
     code, out = verify_cli(tmp_path, foreign)

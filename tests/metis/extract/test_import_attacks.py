@@ -163,7 +163,7 @@ def test_start_called_twice_at_once_reads_each_conversation_once(client, team, c
     def start(i):
         barrier.wait()
         if i % 2:  # another process (a replica) on the same data directory too
-            answers.append(other.imports.start(Actor.local_owner("default"), "team", job["id"], everything=True))
+            answers.append(other.imports.start(Actor.local_owner("default"), "team", job["id"], everything=True).model_dump())
         else:
             r = client.post(f"{URL}/{job['id']}/start", json={"all": True})
             assert r.status_code == 200, r.text

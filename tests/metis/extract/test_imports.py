@@ -16,6 +16,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from fastapi.testclient import TestClient
 
+from astralyx.auth.actor import Actor
 from astralyx.config import Settings
 from astralyx.core import Astralyx
 from astralyx.metis.memory import archives
@@ -313,3 +314,45 @@ def test_a_job_continues_after_a_restart_of_the_core(home, scripted_openai):
             assert facts == ["Ana leads the data team.", "Ana works in research.", "Bruno mora em Recife."]
     finally:
         second.close()
+
+
+def test_an_import_answers_its_documented_fields_not_what_the_job_keeps_for_itself(client, team, core):
+    team.reply(extractor_answer, always=True)
+    job = upload(client, zipped(CHATGPT)).json()
+    folder = imports_folder(core) / job["id"]
+    # What a job keeps for its own use (here as another version's runner would write it) stays in job.json.
+    on_disk = json.loads((folder / "job.json").read_text())
+    on_disk.update(conversations_file=str(folder / "conversations.json"), runner={"host": "10.0.0.7", "pid": 4242})
+    on_disk["progress"]["claimed_at"] = on_disk["created_at"]
+    (folder / "job.json").write_text(json.dumps(on_disk))
+    documented = {"id", "knowledge_base", "state", "created_at", "started_at", "finished_at", "archive", "chosen",
+                  "progress", "error", "errors", "left_out_secrets", "proposed"}
+
+    def answered(answer: dict, *also: str) -> None:
+        assert set(answer) == documented | set(also), set(answer) ^ (documented | set(also))
+        assert set(answer["progress"]) <= {"done", "total", "rate_per_minute", "eta_seconds", "current"}
+        assert str(folder) not in json.dumps(answer) and "10.0.0.7" not in json.dumps(answer)
+
+    answered(client.get(f"{URL}/{job['id']}").json(), "conversations")
+    answered(client.get(URL).json()["imports"][0])
+    answered(client.post(f"{URL}/{job['id']}/start", json={"all": True}).json(), "conversations")
+    done = wait_for(client, job["id"])
+    answered(done, "conversations", "review")
+    assert json.loads((folder / "job.json").read_text())["runner"] == {"host": "10.0.0.7", "pid": 4242}  # still the job's
+    # The domain answers the model; the API, its JSON.
+    assert core.imports.get(Actor.local_owner("default"), "team", job["id"]).model_dump() == done
+    # The document says what each route answers.
+    doc = client.get("/v1/openapi.json").json()
+    paths, schemas = doc["paths"], doc["components"]["schemas"]
+
+    def answer(path: str, method: str, status: str = "200") -> set[str]:
+        schema = paths[f"/metis/knowledge-bases/{{base}}/imports{path}"][method]["responses"][status]["content"]
+        schema = schema["application/json"]["schema"]
+        refs = [s["$ref"] for s in schema.get("anyOf", [schema])]
+        return {r.rsplit("/", 1)[1] for r in refs}
+
+    assert answer("", "post", "201") == answer("", "post", "200") == {"ImportJob"}
+    assert answer("", "get") == {"ImportListing"} and answer("/{job}/start", "post") == {"ImportJob"}
+    assert answer("/{job}", "get") == {"ImportJob"} and answer("/{job}", "delete") == {"ImportJob", "ImportRemoved"}
+    assert documented | {"conversations", "review"} == set(schemas["ImportJob"]["properties"])
+    assert "review" not in schemas["ImportJob"]["required"]  # left out until the job has finished

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from astralyx.auth.actor import Actor
-from astralyx.metis.bases import BaseRequest
+from astralyx.metis.bases import KnowledgeBaseRequest
 
 
 @pytest.fixture
@@ -17,7 +17,8 @@ def admin() -> Actor:
 
 @pytest.fixture
 def team(core, admin):
-    return core.bases.create(admin, BaseRequest.model_validate({"metadata": {"name": "team"}, "spec": {"kind": "memory"}}))
+    request = {"metadata": {"name": "team"}, "spec": {"kind": "memory"}}
+    return core.bases.create(admin, KnowledgeBaseRequest.model_validate(request))
 
 
 def files(base_folder: Path) -> dict[str, str]:

@@ -21,7 +21,7 @@ def kept(astra, home):
             {**ana, "fact": "Ana leads the data team.", "source": "chat: reorg", "said_at": "2026-09-01"},
             {**ana, "fact": "Ana works in research.", "source": "chat: standup", "said_at": "2026-10-12"},
             {"subject": "Bruno", "attribute": "city", "fact": "Bruno lives in Recife.", "said_at": "2026-10-01T08:30:00Z"},
-        ])
+        ]).model_dump()
     finally:
         core.close()
     return [f["id"] for f in out["facts"]]

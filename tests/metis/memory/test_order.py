@@ -7,7 +7,7 @@ import itertools
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from astralyx.metis.bases import BaseRequest
+from astralyx.metis.bases import KnowledgeBaseRequest
 from astralyx.metis.memory.store import MemoryStore
 from astralyx.metis.memory.timeline import norm_wording
 
@@ -30,7 +30,8 @@ def state(core, base):
 
 
 def new_base(core, admin, n):
-    return core.bases.create(admin, BaseRequest.model_validate({"metadata": {"name": f"m{n}"}, "spec": {"kind": "memory"}}))
+    request = {"metadata": {"name": f"m{n}"}, "spec": {"kind": "memory"}}
+    return core.bases.create(admin, KnowledgeBaseRequest.model_validate(request))
 
 
 def test_five_facts_in_every_order_end_in_the_same_state(core, admin):
@@ -162,7 +163,7 @@ def by_rule(kept):
 
 def memory(core, admin, base):
     """The memory as the service answers it and as its files say, in the terms of by_rule."""
-    listing = core.memory.list(admin, base.name, history=True)
+    listing = core.memory.list(admin, base.name, history=True).model_dump()
     timelines = {}
     for group in listing["subjects"]:
         for item in group["facts"]:
@@ -176,7 +177,7 @@ def memory(core, admin, base):
             ]
     as_of = {}
     for day in DAYS:
-        held = core.memory.list(admin, base.name, as_of=day)
+        held = core.memory.list(admin, base.name, as_of=day).model_dump()
         as_of[day] = sorted(
             (key_name(g["subject"], f["attribute"]), norm_wording(f["fact"])) for g in held["subjects"] for f in g["facts"]
         )

@@ -8,7 +8,7 @@ import pytest
 
 from astralyx.config import Settings
 from astralyx.core import Astralyx
-from astralyx.metis.bases import BaseRequest
+from astralyx.metis.bases import KnowledgeBaseRequest
 from astralyx.metis.memory.facts import Fact, render
 from astralyx.metis.memory.store import JOURNAL
 
@@ -78,14 +78,14 @@ def test_a_crash_is_repaired_at_start_and_the_index_follows(core, admin, team, c
     fresh = Astralyx(Settings.load(core.home)).start()  # start: the interrupted change is finished
     try:
         assert not (team.folder / JOURNAL).exists()
-        results = fresh.search.search(admin, "team", "Ana role")["results"]
+        results = fresh.search.search(admin, "team", "Ana role").results
     finally:
         fresh.close()
-    assert [(r["text"], r["where"]) for r in results] == [("Ana works in research.", "Ana › role › current since 2026-10-12")]
+    assert [(r.text, r.where) for r in results] == [("Ana works in research.", "Ana › role › current since 2026-10-12")]
 
 
 def test_a_documents_base_notes_memory_folder_is_ordinary_notes(client, core, admin):
-    core.bases.create(admin, BaseRequest.model_validate({"metadata": {"name": "handbook"}}))
+    core.bases.create(admin, KnowledgeBaseRequest.model_validate({"metadata": {"name": "handbook"}}))
     note = {"content": "# Offsite\n\nPorto in March.\n"}
     r = client.put("/v1/metis/knowledge-bases/handbook/notes/memory/offsite.md", json=note)
     assert r.status_code in (200, 201), r.text

@@ -12,7 +12,7 @@ from astralyx.auth.actor import Actor
 from astralyx.config import Settings
 from astralyx.core import Astralyx
 from astralyx.errors import AstralyxError
-from astralyx.metis.bases import BaseRequest
+from astralyx.metis.bases import KnowledgeBaseRequest
 from astralyx.metis.memory.facts import Fact, render
 from astralyx.metis.memory.store import JOURNAL
 
@@ -172,7 +172,7 @@ def test_repair_two_current_facts_for_one_key_the_later_said_wins(core, admin, t
     (folder / "history" / f"{c.id}.md").write_text(render(c.with_(status="history")))
     fresh = Astralyx(Settings.load(core.home)).start()
     try:
-        data = fresh.memory.list(admin, "team", history=True)
+        data = fresh.memory.list(admin, "team", history=True).model_dump()
     finally:
         fresh.close()
     ana, bruno = (g["facts"][0] for g in data["subjects"])
@@ -196,7 +196,7 @@ def test_repair_replays_an_interrupted_batch(core, admin, team, client):
     (team.folder / ops[0][0]).write_text(ops[0][1])
     fresh = Astralyx(Settings.load(core.home)).start()
     try:
-        item = fresh.memory.list(admin, "team", history=True)["subjects"][0]["facts"][0]
+        item = fresh.memory.list(admin, "team", history=True).model_dump()["subjects"][0]["facts"][0]
     finally:
         fresh.close()
     assert item["id"] == new.id and [h["id"] for h in item["replaced"]] == [old["id"]]
@@ -227,14 +227,14 @@ def test_concurrent_keeps_lose_nothing(core, admin, team):
     disk = files(team.folder)
     assert len(disk) == 6 * 16
     assert sum(k.startswith("current/") for k in disk) == 6 + 6 * 8
-    data = core.memory.list(admin, "team", history=True)
+    data = core.memory.list(admin, "team", history=True).model_dump()
     counts = [f for g in data["subjects"] for f in g["facts"] if f["attribute"] == "count"]
     assert sorted(f["fact"] for f in counts) == sorted(f"Person {n} counted 7." for n in range(6))
     assert all(len(f["replaced"]) == 7 for f in counts)
 
 
 def test_a_documents_base_has_no_memory(client, core, admin):
-    core.bases.create(admin, BaseRequest.model_validate({"metadata": {"name": "handbook"}}))
+    core.bases.create(admin, KnowledgeBaseRequest.model_validate({"metadata": {"name": "handbook"}}))
     r = client.post("/v1/metis/knowledge-bases/handbook/memory", json={"facts": [fact("A", "b", "C.")]})
     assert r.status_code == 409 and r.json()["error"]["code"] == "NOT_A_MEMORY"
     assert client.get("/v1/metis/knowledge-bases/handbook/memory").json()["error"]["code"] == "NOT_A_MEMORY"
@@ -276,9 +276,9 @@ def test_preview_writes_nothing_and_known_subjects(core, admin, team):
         fact("Launch", "date", "The launch is on Friday."),
     ])
     # The same saying again: known; on another day (before research was said): confirms.
-    assert [p["change"] for p in preview] == ["replaces", "older", "known", "confirms", "new"]
-    assert preview[3]["known"]["said_again"] == ["2026-09-02"]
-    assert preview[0]["replaces"]["fact"] == "Ana leads the data team." and preview[0]["replaces"]["said_at"] == "2026-09-01"
+    assert [p.change for p in preview] == ["replaces", "older", "known", "confirms", "new"]
+    assert preview[3].known.said_again == ["2026-09-02"]
+    assert preview[0].replaces.fact == "Ana leads the data team." and preview[0].replaces.said_at == "2026-09-01"
     assert files(team.folder) == before
     assert core.memory.known_subjects(team) == {"Ana": ["role"]}
     viewer = Actor.of("default", "viewer")
@@ -329,7 +329,7 @@ def test_concurrent_keeps_from_several_processes_lose_nothing(core, admin, team,
 
     procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(home), str(n)]) for n in range(3)]
     assert [p.wait(timeout=300) for p in procs] == [0, 0, 0]
-    data = core.memory.list(admin, "team", history=True)
+    data = core.memory.list(admin, "team", history=True).model_dump()
     facts = [f for g in data["subjects"] for f in g["facts"]]
     assert len(facts) == 1 + 3 * 6
     (counter,) = [f for f in facts if f["subject"] == "Counter"]

@@ -37,8 +37,9 @@ from ...errors import Conflict
 from ...migrations import migrate
 from ...migrations.index import STEPS
 from ...util import fsync_dir, iso
+from . import copies
 from .keywords import KeywordSidecar, Text
-from .passages import Entry, Row, StoredDocument, fingerprint, query_words, stored_document
+from .passages import Entry, Row, StoredDocument, fingerprint, passage_row, query_words, stored_document
 from .protocol import CLOSE_WAIT, IndexStore, Users, used
 from .vectors import VectorSidecar
 
@@ -376,41 +377,42 @@ class SqliteIndexStore:
 
     @used
     def write(self, entries: Iterable[Entry]) -> None:
-        """Replace the documents' chunks, all in one transaction. A passage the base holds already (the same
-        fingerprint) is kept as a copy of it: not searched, counted in the first one's `also_in`."""
-        import numpy as np
-
+        """Replace the documents' passages, all in one transaction; a text the base holds already is written as a copy
+        of its holder (copies.place): not searched, counted in the holder's `also_in`."""
         dims = self.dimensions
         changes: dict[int, np.ndarray | None] = {}  # chunk id → its vector now (None: gone)
         texts: dict[int, Text | None] = {}  # chunk id → its words now (None: gone)
         with self.db.transaction() as conn:
             for e in entries:
                 self._delete(conn, e.key, changes, texts)
-                cur = conn.execute(
+                doc_id = conn.execute(
                     "INSERT INTO documents(key, origin, kind, label, title, hash, attrs, size, chunks, indexed_at) "
                     "VALUES (?,?,?,?,?,?,?,?,?,?)",
                     (e.key, e.origin, e.kind, e.label, e.title, e.hash, json.dumps(e.attrs), e.size, len(e.chunks), iso()),
-                )
-                doc_id = cur.lastrowid
-                for i, chunk in enumerate(e.chunks):
-                    fp = fingerprint(e.kind, chunk.text)
-                    first = None if fp is None else conn.execute(
-                        "SELECT id FROM chunks WHERE fingerprint=? AND copy_of IS NULL", (fp,)
-                    ).fetchone()
-                    cur = conn.execute(
+                ).lastrowid
+                fps = [fingerprint(e.kind, chunk.text) for chunk in e.chunks]
+                vectors = copies.given_vectors(e, dims)
+                held = self._holders(conn, {fp for fp in fps if fp is not None}, bool(dims))
+                placed = copies.place(fps, [v is not None for v in vectors], held)
+                holder_of = {fp: h.id for fp, h in held.items()}
+                copy_at = {c.position: c for c in placed.copies}
+                for i, chunk in enumerate(e.chunks):  # in order: a holder new in this document comes before its copies
+                    fp, copy = fps[i], copy_at.get(i)
+                    rowid = cast(int, conn.execute(
                         "INSERT INTO chunks(doc_id, ord, text, headings, line, page, fingerprint, copy_of) "
                         "VALUES (?,?,?,?,?,?,?,?)",
                         (doc_id, i, chunk.text, json.dumps(chunk.headings, ensure_ascii=False), chunk.line, chunk.page,
-                         fp, first[0] if first else None),
-                    )
-                    rowid = cast(int, cur.lastrowid)  # set after an INSERT
-                    vector = None if e.vectors is None or not dims else np.asarray(e.vectors[i], dtype=np.float32)
-                    if vector is not None and np.isnan(vector).any():
-                        vector = None  # not embedded: a copy of a passage held with its vector (to_embed)
-                    if first is not None:
-                        if vector is not None:  # the first copy may lack one (its embedding changed)
-                            self._lend_vector(conn, first[0], vector, changes)
+                         fp, None if copy is None else holder_of[copy.fingerprint]),
+                    ).lastrowid)  # set after an INSERT
+                    vector = vectors[i]
+                    if copy is not None:
+                        if copy.gives_vector and vector is not None:
+                            holder = holder_of[copy.fingerprint]
+                            conn.execute("INSERT INTO chunks_vec(rowid, embedding) VALUES (?,?)", (holder, vector.tobytes()))
+                            changes[holder] = vector
                         continue
+                    if fp is not None:
+                        holder_of[fp] = rowid
                     conn.execute(
                         "INSERT INTO chunks_fts(rowid, title, headings, text) VALUES (?,?,?,?)",
                         (rowid, e.title, " ".join(chunk.headings), chunk.text),
@@ -422,62 +424,32 @@ class SqliteIndexStore:
             publish = self._changed(conn, changes, texts)
         publish()
 
-    @used
-    def to_embed(self, entries: list[Entry], embedded: set[str]) -> list[list[bool]]:
-        """Which chunks of these entries (about to be written, in order) need a vector. Not a passage the
-        base holds with its vector in a document these entries do not replace (written as its copy; the
-        vector stays with the passage when its first copy goes), nor one of `embedded`: the fingerprints
-        of passages embedded earlier in the same sync, which this adds to."""
-        replaced = {e.key for e in entries}
-        has_vec = bool(self.dimensions)
-        out = []
-        for e in entries:
-            flags = []
-            for chunk in e.chunks:
-                fp = fingerprint(e.kind, chunk.text)
-                if fp is None:
-                    flags.append(True)
-                    continue
-                need = fp not in embedded and not (has_vec and self._held_with_vector(fp, replaced))
-                embedded.add(fp)
-                flags.append(need)
-            out.append(flags)
-        return out
+    @staticmethod
+    def _holders(conn: sqlite3.Connection, fps: set[str], has_vectors: bool) -> dict[str, copies.Holder]:
+        """The passages that hold these texts now (one query for a document's passages)."""
+        if not fps:
+            return {}
+        has_vector = "EXISTS (SELECT 1 FROM chunks_vec v WHERE v.rowid = c.id)" if has_vectors else "0"
+        rows = conn.execute(
+            f"SELECT c.fingerprint, c.id, {has_vector} FROM chunks c "
+            "WHERE c.fingerprint IN (SELECT value FROM json_each(?)) AND c.copy_of IS NULL", (json.dumps(sorted(fps)),),
+        ).fetchall()
+        return {r[0]: copies.Holder(r[1], bool(r[2])) for r in rows}
 
     @used
-    def unbacked(self, entries: list[Entry]) -> list[tuple[int, int]]:
-        """(entry, chunk) positions of rows to_embed left NaN whose passage has, by now, no copy with a vector
-        to lend them (one earlier in these entries, or one the base holds in a document they do not replace).
-        Empty but after a race: the copy counted on was removed, or not written, since to_embed."""
-        import numpy as np
-
-        replaced = {e.key for e in entries}
-        seen: set[str] = set()
-        out = []
-        for i, e in enumerate(entries):
-            if e.vectors is None:
-                continue
-            for j, chunk in enumerate(e.chunks):
-                fp = fingerprint(e.kind, chunk.text)
-                if fp is None:
-                    continue
-                if np.isnan(e.vectors[j]).any() and fp not in seen and not self._held_with_vector(fp, replaced):
-                    out.append((i, j))
-                seen.add(fp)
-        return out
-
-    def _held_with_vector(self, fp: str, replaced: set[str]) -> bool:
-        first = self.db.one(
-            "SELECT 1 FROM chunks c WHERE c.fingerprint=? AND c.copy_of IS NULL "
-            "AND EXISTS (SELECT 1 FROM chunks_vec v WHERE v.rowid = c.id)", (fp,)
+    def texts_with_vectors(self, texts: set[str], outside: set[str]) -> set[str]:
+        """Of these texts (fingerprints), those held with a vector and in a document whose key is not in `outside`
+        (one query for a batch)."""
+        if not texts or not self.dimensions:
+            return set()
+        rows = self.db.query(
+            "SELECT f.fingerprint FROM chunks f WHERE f.fingerprint IN (SELECT value FROM json_each(?)) "
+            "AND f.copy_of IS NULL AND EXISTS (SELECT 1 FROM chunks_vec v WHERE v.rowid = f.id) "
+            "AND EXISTS (SELECT 1 FROM chunks c JOIN documents d ON d.id = c.doc_id WHERE c.fingerprint = f.fingerprint "
+            "AND d.key NOT IN (SELECT value FROM json_each(?)))",
+            (json.dumps(sorted(texts)), json.dumps(sorted(outside))),
         )
-        if first is None:
-            return False
-        keys = self.db.query(
-            "SELECT d.key FROM chunks c JOIN documents d ON d.id = c.doc_id WHERE c.fingerprint=? LIMIT ?",
-            (fp, len(replaced) + 1),
-        )
-        return any(r[0] not in replaced for r in keys)
+        return {r[0] for r in rows}
 
     @used
     def remove(self, keys: Iterable[str]) -> int:
@@ -493,59 +465,51 @@ class SqliteIndexStore:
 
     def _delete(self, conn: sqlite3.Connection, key: str, changes: dict[int, np.ndarray | None],
                 texts: dict[int, Text | None]) -> int:
+        """A document removed; each text it held that other documents hold too passes to its successor
+        (copies.successors), which takes over the holder's vector and is searched by its own words."""
+        import numpy as np
+
         row = conn.execute("SELECT id FROM documents WHERE key=?", (key,)).fetchone()
         if row is None:
             return 0
         doc_id = row["id"]
-        chunks = conn.execute("SELECT id, fingerprint, copy_of FROM chunks WHERE doc_id=?", (doc_id,)).fetchall()
+        pairs = conn.execute(  # its holders, each with its copies in other documents (or None)
+            "SELECT c.id, k.id FROM chunks c LEFT JOIN chunks k ON k.copy_of = c.id AND k.doc_id != c.doc_id "
+            "WHERE c.doc_id=? AND c.copy_of IS NULL", (doc_id,),
+        ).fetchall()
+        holders = list(dict.fromkeys(r[0] for r in pairs))
+        successor_of = copies.successors((r[1], r[0]) for r in pairs if r[1] is not None)
         has_vec = self.dimensions is not None
-        for cid, fp, copy_of in chunks:
-            if copy_of is not None:
-                continue  # a copy is in no search table
-            heir = None if fp is None else conn.execute(
-                "SELECT id FROM chunks WHERE copy_of=? AND doc_id != ? ORDER BY id LIMIT 1", (cid, doc_id)
-            ).fetchone()
-            vector = None
-            if heir is not None and has_vec:
-                found = conn.execute("SELECT embedding FROM chunks_vec WHERE rowid=?", (cid,)).fetchone()
-                vector = found[0] if found else None
-            conn.execute("DELETE FROM chunks_fts WHERE rowid=?", (cid,))
-            texts[cid] = None
-            if has_vec:
-                conn.execute("DELETE FROM chunks_vec WHERE rowid=?", (cid,))
-                changes[cid] = None
-            if heir is not None:
-                self._promote(conn, cid, heir[0], doc_id, vector, changes, texts)
+        kept: dict[int, bytes] = {}  # successor → the vector it takes over
+        if has_vec:
+            for holder, successor in successor_of.items():
+                found = conn.execute("SELECT embedding FROM chunks_vec WHERE rowid=?", (holder,)).fetchone()
+                if found is not None:
+                    kept[successor] = found[0]
+        conn.executemany("DELETE FROM chunks_fts WHERE rowid=?", [(cid,) for cid in holders])
+        texts.update(dict.fromkeys(holders))
+        if has_vec:
+            conn.executemany("DELETE FROM chunks_vec WHERE rowid=?", [(cid,) for cid in holders])
+            changes.update(dict.fromkeys(holders))
+        if successor_of:
+            words = conn.execute(
+                "SELECT c.id, c.text, c.headings, d.title FROM chunks c JOIN documents d ON d.id = c.doc_id "
+                "WHERE c.id IN (SELECT value FROM json_each(?))", (json.dumps(list(successor_of.values())),),
+            ).fetchall()
+            conn.executemany("UPDATE chunks SET copy_of=NULL WHERE id=?", [(successor,) for successor in successor_of.values()])
+            conn.executemany("UPDATE chunks SET copy_of=? WHERE copy_of=? AND doc_id != ?",
+                             [(successor, holder, doc_id) for holder, successor in successor_of.items()])
+            for r in words:
+                headings = " ".join(json.loads(r["headings"]))
+                conn.execute("INSERT INTO chunks_fts(rowid, title, headings, text) VALUES (?,?,?,?)",
+                             (r["id"], r["title"], headings, r["text"]))
+                texts[r["id"]] = (r["title"], headings, r["text"])
+            for successor, vector in kept.items():
+                conn.execute("INSERT INTO chunks_vec(rowid, embedding) VALUES (?,?)", (successor, vector))
+                changes[successor] = np.frombuffer(vector, dtype=np.float32).copy()
         conn.execute("DELETE FROM chunks WHERE doc_id=?", (doc_id,))
         conn.execute("DELETE FROM documents WHERE id=?", (doc_id,))
         return 1
-
-    def _promote(self, conn: sqlite3.Connection, cid: int, hid: int, doc_id: int, vector: bytes | None,
-                 changes: dict[int, np.ndarray | None], texts: dict[int, Text | None]) -> None:
-        """The first copy of a passage (cid) goes with its document: the next copy in another document (hid)
-        is answered instead, searched by its own words and the vector of the same text."""
-        import numpy as np
-
-        heir = conn.execute(
-            "SELECT c.text, c.headings, d.title FROM chunks c JOIN documents d ON d.id = c.doc_id WHERE c.id=?", (hid,)
-        ).fetchone()
-        conn.execute("UPDATE chunks SET copy_of=NULL WHERE id=?", (hid,))
-        conn.execute("UPDATE chunks SET copy_of=? WHERE copy_of=? AND doc_id != ?", (hid, cid, doc_id))
-        headings = " ".join(json.loads(heir["headings"]))
-        conn.execute(
-            "INSERT INTO chunks_fts(rowid, title, headings, text) VALUES (?,?,?,?)", (hid, heir["title"], headings, heir["text"])
-        )
-        texts[hid] = (heir["title"], headings, heir["text"])
-        if vector is not None:
-            conn.execute("INSERT INTO chunks_vec(rowid, embedding) VALUES (?,?)", (hid, vector))
-            changes[hid] = np.frombuffer(vector, dtype=np.float32).copy()
-
-    @staticmethod
-    def _lend_vector(conn: sqlite3.Connection, first: int, vector: np.ndarray, changes: dict[int, np.ndarray | None]) -> None:
-        """A first copy without a vector (its document not embedded again yet) takes its copy's: the same text."""
-        if conn.execute("SELECT 1 FROM chunks_vec WHERE rowid=?", (first,)).fetchone() is None:
-            conn.execute("INSERT INTO chunks_vec(rowid, embedding) VALUES (?,?)", (first, vector.tobytes()))
-            changes[first] = vector
 
     # -- search -------------------------------------------------------------------------------
     @used
@@ -609,14 +573,7 @@ class SqliteIndexStore:
             f"FROM chunks c JOIN documents d ON d.id = c.doc_id WHERE c.id IN ({marks})",
             tuple(chunk_ids),
         )
-        return {
-            r["id"]: Row(
-                chunk_id=r["id"], key=r["key"], kind=r["kind"], label=r["label"], title=r["title"], text=r["text"],
-                headings=json.loads(r["headings"]), line=r["line"], page=r["page"], attrs=json.loads(r["attrs"]),
-                also_in=r["also_in"],
-            )
-            for r in found
-        }
+        return {r["id"]: passage_row(r) for r in found}
 
 
 def _aside_path(path: Path) -> Path:

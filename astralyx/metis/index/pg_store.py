@@ -1,10 +1,10 @@
 """A base's index on PostgreSQL, in a schema of its own: `PgIndexStore`, the `IndexStore` of
-metis/index/protocol.py that the SQLite `SqliteIndexStore` (metis/index/store.py) implements too, so the
+protocol.py that the SQLite `SqliteIndexStore` (sqlite_store.py) implements too, so the
 index service and search do not know which engine answers. Chunks carry their words as a GIN-indexed
 tsvector and their vector as pgvector (an HNSW index, cosine). Derived like index.db: dropped (`drop`) and
 rebuilt from the files, stale documents found by hash at sync.
 
-Keywords: each replica ranks them with its own tantivy sidecar (metis/index/keywords.py, FTS5's
+Keywords: each replica ranks them with its own tantivy sidecar (keywords.py, FTS5's
 bm25 order, as the SQLite engine ranks them), whatever the base's size, in a folder of its own that
 it builds at first use from the base's schema. Every write moves `meta.keywords_generation` on and logs the passages it
 changed (`keyword_changes`), so a sidecar catches up with other replicas' writes by reading the log,
@@ -33,26 +33,28 @@ import weakref
 from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import Conflict
-from ..locks import advisory
-from ..metis.index.keywords import KeywordSidecar, Text
-from ..metis.index.passages import Entry, Row, StoredDocument, fingerprint, query_words, stored_document
-from ..metis.index.protocol import IndexMoved, IndexStore, Users, used
-from ..migrations import migrate
-from ..migrations.index import POSTGRES_STEPS
-from ..util import iso
-from .postgres import Database
+from ...engines.postgres import Database, advisory
+from ...errors import Conflict
+from ...migrations import migrate
+from ...migrations.index import POSTGRES_STEPS
+from ...util import iso
+from . import copies
+from .keywords import KeywordSidecar, Text
+from .passages import Entry, Row, StoredDocument, fingerprint, passage_row, query_words, stored_document
+from .protocol import IndexMoved, IndexStore, Users, used
+
+if TYPE_CHECKING:
+    from ..bases import KnowledgeBase
 
 log = logging.getLogger("astralyx.metis")
 
 PER_TERM = 400  # candidates per query word
 ALL_WORDS = 1000  # candidates with every word
 EF_SEARCH = 50  # HNSW breadth at query time (search asks for 50 candidates; ≥ 40 gave recall@10 0.985 at 100k)
-_ef_set: weakref.WeakSet[Any] = weakref.WeakSet()  # connections whose session has hnsw.ef_search set
 CONFIG = "english"  # stemming and stop words, as FTS5's porter tokenizer stems
 KEEP_CHANGES = 2000  # generations of keyword changes kept for other replicas' sidecars to catch up from
 # A sync adding at least this many passages, and more than the base holds, builds the HNSW and GIN indexes
@@ -63,11 +65,25 @@ ASIDE = "_building"  # a reindex's new index: a schema beside the base's until i
 # A reindex's new index numbers its passages from past the old one's: a search of another replica that read ids
 # from the old schema just before the swap and their rows just after finds none of them, never other passages.
 ID_GAP = 1 << 20
-_building: set[str] = set()  # base schemas this process is building aside (a session's advisory lock is its own again)
 
 
 def schema_of(workspace: str, base: str) -> str:
     return "ix_" + hashlib.blake2b(f"{workspace}/{base}".encode(), digest_size=8).hexdigest()
+
+
+class PgIndexes:
+    """A core's indexes on PostgreSQL (what `opener.index_opener` answers): it opens a base's store, and holds what
+    the stores it opens share, for as long as the core lives."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        # Bases whose index this core is building aside: a store opened meanwhile leaves the schema aside alone (its
+        # sweep would get the reindex lock if its thread holds it: a session's advisory lock is its own again).
+        self.building: set[str] = set()
+        self.tuned: weakref.WeakSet[Any] = weakref.WeakSet()  # pooled connections whose session has hnsw.ef_search set
+
+    def __call__(self, base: KnowledgeBase) -> PgIndexStore:
+        return PgIndexStore(self.url, base.workspace, base.name, base.folder, shared=self)
 
 
 class PgIndexStore:
@@ -76,8 +92,10 @@ class PgIndexStore:
     # any size, so both engines rank keywords alike; ts_rank only while it is being built.
     keywords_at_any_size = True
 
-    def __init__(self, url: str, workspace: str, base: str, folder: Path, *, aside: bool = False) -> None:
+    def __init__(self, url: str, workspace: str, base: str, folder: Path, *, aside: bool = False,
+                 shared: PgIndexes | None = None) -> None:
         self._where = (workspace, base, folder)
+        self._shared = shared or PgIndexes(url)  # what the stores of one core share
         self.home = schema_of(workspace, base)  # the base's schema (the one searched)
         self.schema = self.home + ASIDE if aside else self.home  # the one this store reads and writes
         self.version_table = f"{self.schema}.schema_version"  # the records' schema_version is public's
@@ -114,7 +132,7 @@ class PgIndexStore:
         shutil.rmtree(self._local, ignore_errors=True)
 
     def current(self) -> bool:
-        """Its schema is named after the base: whatever happened to it, this store reaches the base's (see store.py)."""
+        """Its schema is named after the base: whatever happened to it, this store reaches the base's (see sqlite_store.py)."""
         return True
 
     def drop(self) -> None:
@@ -130,7 +148,7 @@ class PgIndexStore:
     def _sweep(self) -> None:
         """The schema a reindex killed mid-way left, dropped: unless a reindex builds it now (here or elsewhere)."""
         aside = self.home + ASIDE
-        if self.home in _building or self.db.scalar("SELECT 1 FROM pg_namespace WHERE nspname = ?", (aside,)) is None:
+        if self.home in self._shared.building or self.db.scalar("SELECT 1 FROM pg_namespace WHERE nspname = ?", (aside,)) is None:
             return
         with self._reindex_lock() as free:
             if free:
@@ -145,10 +163,10 @@ class PgIndexStore:
             if not hold.enter_context(self._reindex_lock()):
                 raise Conflict("The base's index is being rebuilt by another replica: wait for that reindex to finish",
                                code="SYNC_RUNNING")
-            _building.add(self.home)
-            hold.callback(_building.discard, self.home)
+            self._shared.building.add(self.home)
+            hold.callback(self._shared.building.discard, self.home)
             self.db.script(f"DROP SCHEMA IF EXISTS {self.home}{ASIDE} CASCADE")  # a reindex killed mid-way left it
-            fresh = PgIndexStore(self.db.url, *self._where, aside=True)
+            fresh = PgIndexStore(self.db.url, *self._where, aside=True, shared=self._shared)
             start = int(self.db.scalar(f"SELECT coalesce(max(id), 0) FROM {self.schema}.chunks")) + ID_GAP
             fresh.db.script(f"ALTER TABLE {fresh.schema}.chunks ALTER COLUMN id RESTART WITH {start}")
         except BaseException:
@@ -434,9 +452,8 @@ class PgIndexStore:
 
     @used
     def write(self, entries: Iterable[Entry]) -> None:
-        """Replace the documents' chunks, all in one transaction. A passage the base holds already (the same
-        fingerprint) is kept as a copy of it: no words, no vector (so never searched), counted in the first
-        one's `also_in`; the rule is the protocol's (IndexStore.write)."""
+        """Replace the documents' passages, all in one transaction; a text the base holds already is written as a copy
+        of its holder (copies.place): no words, no vector (so never searched), counted in the holder's `also_in`."""
         s = self.schema
         dims = self.dimensions
         texts: dict[int, Text | None] = {}  # chunk id → its words now (None: gone), for the keyword sidecars
@@ -449,107 +466,69 @@ class PgIndexStore:
                     (e.key, e.origin, e.kind, e.label, e.title, e.hash, json.dumps(e.attrs), e.size, len(e.chunks), iso()),
                 ).fetchone()[0]
                 fps = [fingerprint(e.kind, chunk.text) for chunk in e.chunks]
-                held = {r[0]: (r[1], r[2]) for r in conn.execute(
+                vectors = copies.given_vectors(e, dims)
+                asked = [fp for fp in fps if fp is not None]
+                held = {r[0]: copies.Holder(r[1], r[2]) for r in conn.execute(
                     f"SELECT fingerprint, id, embedding IS NOT NULL FROM {s}.chunks "
-                    "WHERE fingerprint = ANY(?) AND copy_of IS NULL", ([fp for fp in fps if fp],),
-                ).fetchall()} if any(fps) else {}
-                firsts, copies, seen, words = [], [], set(), []
-                for i, chunk in enumerate(e.chunks):
-                    vector = None
-                    if e.vectors is not None and dims:
-                        vector = np.asarray(e.vectors[i], dtype=np.float32)
-                        if np.isnan(vector).any():
-                            vector = None  # not embedded: a copy of a passage held with its vector (to_embed)
-                    fp = fps[i]
-                    if fp is not None and (fp in held or fp in seen):
-                        copies.append((i, chunk, fp, vector))
-                        continue
-                    if fp is not None:
-                        seen.add(fp)
-                    headings = " ".join(chunk.headings)
-                    words.append((e.title, headings, chunk.text))
-                    firsts.append((doc_id, i, chunk.text, json.dumps(chunk.headings, ensure_ascii=False), chunk.line,
-                                   chunk.page, fp, f"{e.title}\n{headings}\n{chunk.text}",
-                                   None if vector is None else _vector_text(vector)))
-                if firsts:
-                    cur = conn.raw.cursor()
+                    "WHERE fingerprint = ANY(?) AND copy_of IS NULL", (asked,),
+                ).fetchall()} if asked else {}
+                placed = copies.place(fps, [v is not None for v in vectors], held)
+                holder_of = {fp: h.id for fp, h in held.items()}
+                cur = conn.raw.cursor()
+                if placed.new:
+                    rows, words = [], []
+                    for i in placed.new:
+                        chunk, vector = e.chunks[i], vectors[i]
+                        headings = " ".join(chunk.headings)
+                        words.append((e.title, headings, chunk.text))
+                        rows.append((doc_id, i, chunk.text, json.dumps(chunk.headings, ensure_ascii=False), chunk.line,
+                                     chunk.page, fps[i], f"{e.title}\n{headings}\n{chunk.text}",
+                                     None if vector is None else _vector_text(vector)))
                     cur.executemany(
                         f"INSERT INTO {s}.chunks(doc_id, ord, text, headings, line, page, fingerprint, tsv, embedding) "
                         f"VALUES (%s,%s,%s,%s,%s,%s,%s,to_tsvector('{CONFIG}', %s),%s::vector) RETURNING id, fingerprint",
-                        firsts, returning=True,
+                        rows, returning=True,
                     )
                     for text in words:  # a result per row inserted, in order
                         row = cur.fetchone()
                         assert row is not None  # RETURNING gives one row per insert
                         texts[row[0]] = text
                         if row[1] is not None:
-                            held[row[1]] = (row[0], True)  # lent a vector below if it has none
+                            holder_of[row[1]] = row[0]
                         cur.nextset()
-                for i, chunk, fp, vector in copies:
-                    first, _ = held[fp]
-                    conn.execute(
+                if placed.copies:
+                    cur.executemany(
                         f"INSERT INTO {s}.chunks(doc_id, ord, text, headings, line, page, fingerprint, copy_of, tsv) "
-                        "VALUES (?,?,?,?,?,?,?,?,''::tsvector)",
-                        (doc_id, i, chunk.text, json.dumps(chunk.headings, ensure_ascii=False), chunk.line, chunk.page,
-                         fp, first),
+                        "VALUES (%s,%s,%s,%s,%s,%s,%s,%s,''::tsvector)",
+                        [(doc_id, c.position, e.chunks[c.position].text,
+                          json.dumps(e.chunks[c.position].headings, ensure_ascii=False), e.chunks[c.position].line,
+                          e.chunks[c.position].page, c.fingerprint, holder_of[c.fingerprint]) for c in placed.copies],
                     )
-                    if vector is not None:  # the first copy may lack one (its embedding changed)
-                        conn.execute(f"UPDATE {s}.chunks SET embedding = ?::vector WHERE id=? AND embedding IS NULL",
-                                     (_vector_text(vector), first))
+                    given = [(_vector_text(vector), holder_of[c.fingerprint]) for c in placed.copies
+                             if c.gives_vector and (vector := vectors[c.position]) is not None]
+                    if given:
+                        cur.executemany(f"UPDATE {s}.chunks SET embedding = %s::vector WHERE id=%s AND embedding IS NULL",
+                                        given)
             generation = self._log_keywords(conn, texts) if texts else 0
         if texts:
             self.keywords.apply(generation, texts)
 
     @used
-    def to_embed(self, entries: list[Entry], embedded: set[str]) -> list[list[bool]]:
-        """Which chunks of these entries need a vector (the protocol's rule: not a passage held with its vector
-        in a document these entries do not replace, nor one of `embedded`, which this adds to)."""
-        prints = [[fingerprint(e.kind, chunk.text) for chunk in e.chunks] for e in entries]
-        held = self._held_with_vectors({fp for fps in prints for fp in fps if fp}, {e.key for e in entries})
-        out = []
-        for fps in prints:
-            flags = []
-            for fp in fps:
-                if fp is None:
-                    flags.append(True)
-                    continue
-                flags.append(fp not in embedded and fp not in held)
-                embedded.add(fp)
-            out.append(flags)
-        return out
-
-    def _held_with_vectors(self, fps: set[str], replaced: set[str]) -> set[str]:
-        """Of these fingerprints, those held with a vector in a document other than `replaced` (one query for a
-        batch: store.py asks per passage)."""
-        if not fps or not self.dimensions:
+    def texts_with_vectors(self, texts: set[str], outside: set[str]) -> set[str]:
+        """Of these texts (fingerprints), those held with a vector and in a document whose key is not in `outside`
+        (one query for a batch)."""
+        if not texts or not self.dimensions:
             return set()
         s = self.schema
-        # From the first copies (few, found by the fingerprint index) to their documents: the other way
-        # round, the planner joined every passage with its document (100 ms a batch at 10k passages).
+        # From the holders (few, found by the fingerprint index) to their documents: the other way round, the
+        # planner joined every passage with its document (100 ms a batch at 10k passages).
         rows = self.db.query(
             f"SELECT f.fingerprint FROM {s}.chunks f WHERE f.fingerprint = ANY(?) AND f.copy_of IS NULL "
             f"AND f.embedding IS NOT NULL AND EXISTS (SELECT 1 FROM {s}.chunks c JOIN {s}.documents d ON d.id = c.doc_id "
             "WHERE c.fingerprint = f.fingerprint AND d.key <> ALL(?))",
-            (list(fps), list(replaced)),
+            (list(texts), list(outside)),
         )
         return {r[0] for r in rows}
-
-    @used
-    def unbacked(self, entries: list[Entry]) -> list[tuple[int, int]]:
-        """(entry, chunk) positions left NaN by to_embed whose passage has, by now, no copy to lend a vector
-        (the protocol's rule, with one query for the batch)."""
-        rows = [(i, j, fp, bool(np.isnan(e.vectors[j]).any())) for i, e in enumerate(entries) if e.vectors is not None
-                for j, chunk in enumerate(e.chunks) if (fp := fingerprint(e.kind, chunk.text)) is not None]
-        if not any(nan for *_, nan in rows):
-            return []
-        held = self._held_with_vectors({fp for _, _, fp, nan in rows if nan}, {e.key for e in entries})
-        seen: set[str] = set()
-        out = []
-        for i, j, fp, nan in rows:
-            if nan and fp not in seen and fp not in held:
-                out.append((i, j))
-            seen.add(fp)
-        return out
 
     @used
     def remove(self, keys: Iterable[str]) -> int:
@@ -564,35 +543,34 @@ class PgIndexStore:
         return removed
 
     def _delete(self, conn: Any, key: str, texts: dict[int, Text | None]) -> int:
-        """Remove a document; where it held the first copy of a passage, the next copy in another document is
-        answered instead (its own words, the same vector)."""
+        """A document removed; each text it held that other documents hold too passes to its successor
+        (copies.successors), which takes over the holder's vector and is searched by its own words."""
         s = self.schema
         row = conn.execute(f"SELECT id FROM {s}.documents WHERE key=?", (key,)).fetchone()
         if row is None:
             return 0
         doc_id = row[0]
-        heirs = conn.execute(
-            f"SELECT c.id, (SELECT min(k.id) FROM {s}.chunks k WHERE k.copy_of = c.id AND k.doc_id != c.doc_id) "
-            f"FROM {s}.chunks c WHERE c.doc_id=? AND c.copy_of IS NULL",
-            (doc_id,),
+        pairs = conn.execute(  # its holders, each with its copies in other documents (or None)
+            f"SELECT c.id, k.id FROM {s}.chunks c LEFT JOIN {s}.chunks k ON k.copy_of = c.id AND k.doc_id != c.doc_id "
+            "WHERE c.doc_id=? AND c.copy_of IS NULL", (doc_id,),
         ).fetchall()
-        for cid, hid in heirs:
-            texts[cid] = None
-            if hid is None:
-                continue
-            heir = conn.execute(
-                f"SELECT c.text, c.headings, d.title FROM {s}.chunks c JOIN {s}.documents d ON d.id = c.doc_id "
-                "WHERE c.id=?", (hid,),
-            ).fetchone()
-            headings = " ".join(json.loads(heir[1]))
-            words = f"{heir[2]}\n{headings}\n{heir[0]}"
-            texts[hid] = (heir[2], headings, heir[0])
-            conn.execute(
-                f"UPDATE {s}.chunks SET copy_of=NULL, tsv=to_tsvector('{CONFIG}', ?), "
-                f"embedding=(SELECT embedding FROM {s}.chunks WHERE id=?) WHERE id=?",
-                (words, cid, hid),
+        texts.update(dict.fromkeys(r[0] for r in pairs))
+        successor_of = copies.successors((r[1], r[0]) for r in pairs if r[1] is not None)
+        if successor_of:
+            words = conn.execute(
+                f"SELECT c.id, c.text, c.headings, d.title FROM {s}.chunks c JOIN {s}.documents d ON d.id = c.doc_id "
+                "WHERE c.id = ANY(?)", (list(successor_of.values()),),
+            ).fetchall()
+            by_id = {r[0]: (r[3], " ".join(json.loads(r[2])), r[1]) for r in words}
+            cur = conn.raw.cursor()
+            cur.executemany(
+                f"UPDATE {s}.chunks SET copy_of=NULL, tsv=to_tsvector('{CONFIG}', %s), "
+                f"embedding=(SELECT embedding FROM {s}.chunks WHERE id=%s) WHERE id=%s",
+                [("\n".join(by_id[successor]), holder, successor) for holder, successor in successor_of.items()],
             )
-            conn.execute(f"UPDATE {s}.chunks SET copy_of=? WHERE copy_of=? AND doc_id != ?", (hid, cid, doc_id))
+            cur.executemany(f"UPDATE {s}.chunks SET copy_of=%s WHERE copy_of=%s AND doc_id != %s",
+                            [(successor, holder, doc_id) for holder, successor in successor_of.items()])
+            texts.update({successor: by_id[successor] for successor in successor_of.values()})
         conn.execute(f"DELETE FROM {s}.documents WHERE id=?", (doc_id,))  # its chunks go with it
         return 1
 
@@ -647,9 +625,9 @@ class PgIndexStore:
                     conn.execute(f"SET LOCAL hnsw.ef_search = {int(limit)}")
                 return [r[0] for r in conn.execute(sql, params).fetchall()]
         with self.db.connection() as conn:
-            if conn.raw not in _ef_set:  # once per pooled connection, not a transaction per search
+            if conn.raw not in self._shared.tuned:  # once per pooled connection, not a transaction per search
                 conn.execute(f"SET hnsw.ef_search = {EF_SEARCH}")
-                _ef_set.add(conn.raw)
+                self._shared.tuned.add(conn.raw)
             return [r[0] for r in conn.execute(sql, params).fetchall()]
 
     @used
@@ -673,14 +651,7 @@ class PgIndexStore:
             f"AS also_in FROM {self.schema}.chunks c JOIN {self.schema}.documents d ON d.id = c.doc_id WHERE c.id = ANY(?)",
             (list(chunk_ids),),
         )
-        return {
-            r["id"]: Row(
-                chunk_id=r["id"], key=r["key"], kind=r["kind"], label=r["label"], title=r["title"], text=r["text"],
-                headings=json.loads(r["headings"]), line=r["line"], page=r["page"], attrs=json.loads(r["attrs"]),
-                also_in=r["also_in"],
-            )
-            for r in found
-        }
+        return {r["id"]: passage_row(r) for r in found}
 
 
 def _vector_text(vector: np.ndarray) -> str:

@@ -4,7 +4,7 @@ The records are copied table by table in one transaction into an empty PostgreSQ
 brought to the latest schema; every base's index is then rebuilt there from the files (indexes
 are derived: nothing of index.db is copied). The source is only read: astralyx.db is opened
 read-only and the index.db files are not opened at all; the bases' folders stay where they are,
-shared by both.
+shared by both. (Beside core.py, not in engines/: it builds a core to index every base again.)
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..errors import Conflict, NotFound
-from ..migrations import migrate
-from ..migrations.records import STEPS as RECORD_STEPS
-from .sqlite import sqlite3
+from .engines.sqlite import sqlite3
+from .errors import Conflict, NotFound
+from .migrations import migrate
+from .migrations.records import STEPS as RECORD_STEPS
 
 # In the order foreign keys need them.
 RECORD_TABLES = [
@@ -29,10 +29,10 @@ Progress = Callable[[str, int, int], None]  # (what, done, total)
 def copy_instance(home: Path, to_url: str, progress: Progress | None = None) -> dict[str, Any]:
     """Copy the records of the SQLite instance in `home` to `to_url`, then build every base's index
     there from the files. Returns what was copied (rows per table, documents per base)."""
-    from ..config import Settings
-    from ..core import Astralyx
-    from .postgres import Database as PgDatabase
-    from .postgres import require_vector
+    from .config import Settings
+    from .core import Astralyx
+    from .engines.postgres import Database as PgDatabase
+    from .engines.postgres import require_vector
 
     source_path = home / "astralyx.db"
     if not source_path.exists():
