@@ -36,8 +36,9 @@ class Locks:
         self._root = str(home.resolve())
 
     @contextmanager
-    def folder(self, folder: Path) -> Iterator[None]:
-        """Exclusive lock on a folder; re-entrant within a thread."""
+    def folder(self, folder: Path, *, create: bool = True) -> Iterator[None]:
+        """Exclusive lock on a folder; re-entrant within a thread. `create=False`: a folder that is not there (any
+        more) is not made again for its lock: FileNotFoundError."""
         key = str(folder.resolve())
         with _guard:
             tlock = _thread_locks.setdefault(key, threading.RLock())
@@ -51,7 +52,10 @@ class Locks:
                 finally:
                     held[key] -= 1
                 return
-            folder.mkdir(parents=True, exist_ok=True)
+            if create:
+                folder.mkdir(parents=True, exist_ok=True)
+            elif not folder.is_dir():
+                raise FileNotFoundError(folder)
             with self._exclusive(folder, key, wait=True):
                 held[key] = 1
                 try:

@@ -61,6 +61,7 @@ def test_every_metis_answer_is_in_the_document(client):
         (f"{BASES[3:]}/{{base}}/saved/{{path}}", "put"): "content", (f"{BASES[3:]}/{{base}}/notes/{{path}}", "delete"): "deleted",
         (f"{BASES[3:]}/{{base}}/model-saves", "get"): "saves", (f"{BASES[3:]}/{{base}}/drafts", "get"): "drafts",
         (f"{BASES[3:]}/{{base}}/drafts/{{draft_id}}/save", "post"): "save",
+        (f"{BASES[3:]}/{{base}}/sync", "post"): "added", (f"{BASES[3:]}/{{base}}/reindex", "post"): "removed",
     }
     for (path, method, *status), field in declared.items():
         assert field in answer(path, method, *status).get("properties", {}), (method, path)
@@ -81,3 +82,14 @@ def test_the_domain_answers_models_and_the_api_the_same_json(client, core):
     found = core.search.search(owner(), "team", "Ana role")
     assert client.post(f"{BASES}/team/search", json={"query": "Ana role"}).json() == found.model_dump()
     assert "also_in" not in found.model_dump()["results"][0]  # left out, as always, when no other document holds it
+
+
+def test_a_sync_answers_its_report_as_documented(client, core):
+    make_base(core, "hb")
+    core.notes.write(owner(), "hb", "notes", "a.md", "Porto in March.")
+    for route in ("sync", "reindex"):
+        r = client.post(f"{BASES}/hb/{route}")
+        assert r.status_code == 200, r.text
+        assert set(r.json()) == {"knowledge_base", "added", "changed", "unchanged", "removed", "failed", "documents",
+                                 "chunks", "embedding", "dimensions"}
+        assert r.json()["documents"] == 1 and r.json()["failed"] == []

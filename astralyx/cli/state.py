@@ -20,7 +20,15 @@ class State:
         """Made on first use: `astra --help` and local-only commands never open the data directory."""
         if self._client is None:
             self._client = Client.from_env(self.home, self.workspace)
+            ctx = click.get_current_context(silent=True)
+            if ctx is not None:  # closed with the command
+                ctx.find_root().call_on_close(self.close)
         return self._client
+
+    def close(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            client.close()
 
 
 pass_state = click.make_pass_decorator(State)

@@ -76,6 +76,26 @@ class IndexStatus(Answer):
                                    dimensions=status["dimensions"])
 
 
+class FailedDocument(Answer):
+    document: str
+    error: str
+
+
+class SyncReport(Answer):
+    """What a sync (or reindex) did, as it ended, and the base's index then (a job's `report`)."""
+
+    knowledge_base: str
+    added: int
+    changed: int
+    unchanged: int
+    removed: int
+    failed: list[FailedDocument] = Field(description="The files that could not be indexed, and why")
+    documents: int
+    chunks: int = Field(description="Its passages")
+    embedding: str | None = Field(description="What its vectors were made with (null: keywords only, or none yet)")
+    dimensions: int | None
+
+
 class IndexedDocument(Answer):
     document: str
     title: str

@@ -216,8 +216,7 @@ class Index:
             while key in self._closing:
                 self._changed.wait()  # its index is being closed or dropped (a reindex, the base deleted)
             if not base.folder.is_dir():
-                raise NotFound(f"Knowledge base {base.name!r} was deleted: `astra metis bases` lists those there are",
-                               code="BASE_NOT_FOUND")
+                raise _deleted(base)
             index = self._open.get(key)
             if index is None or not index.current():
                 # (not current: the files it has open went with a base of that name, deleted since, or another
@@ -239,8 +238,7 @@ class Index:
             return self.open_store(base)
         except Exception:
             if not base.folder.is_dir():  # its folder went meanwhile (the base deleted)
-                raise NotFound(f"Knowledge base {base.name!r} was deleted: `astra metis bases` lists those there are",
-                               code="BASE_NOT_FOUND") from None
+                raise _deleted(base) from None
             raise
 
     @contextmanager
@@ -390,10 +388,22 @@ class Index:
         read is seen changed: its newer copy is indexed instead, by this process or the one that changed it), and no
         other process swaps the base's index (`store`, if another process's reindex replaced it since it was opened,
         is not written: _Replaced)."""
-        with self.lock(base), self.locks.folder(base.folder):
+        with self.lock(base), self._folder_lock(base):
             if not store.current():
                 raise _Replaced()
             yield
+
+    @contextmanager
+    def _folder_lock(self, base: KnowledgeBase) -> Iterator[None]:
+        """The base's folder lock across processes, for the index: a base deleted meanwhile (by another process or
+        replica) is BASE_NOT_FOUND, its folder never made again for the lock."""
+        try:
+            with self.locks.folder(base.folder, create=False):
+                if not base.folder.is_dir():  # deleted while this waited for the lock
+                    raise _deleted(base)
+                yield
+        except FileNotFoundError as e:
+            raise _deleted(base) from e
 
     def _in_current_store(self, base: KnowledgeBase, write: Callable[[IndexStore], bool]) -> bool:
         """`write` into the base's store; again into the new one if another process's reindex replaced it meanwhile."""
@@ -578,10 +588,15 @@ class Index:
             report = self._sync(base, fresh, job)
             fresh.wait_sidecars()  # a large base's are built in the background: whole before they answer
             checkpoint()  # stopped meanwhile (the base deleted, the server stopping): the old index stays
-            # The last catch-up and the swap under the folder's lock across processes too (_writing): no other
-            # process writes a file of the base or the old index between the last round and the swap (nor, on
-            # SQLite, into the old index.db's -wal once it is removed: its writes wait, then find it replaced).
-            with self.lock(base), self.locks.folder(base.folder):
+            # What was written meanwhile, caught up (embedded) while writers go on; then the last catch-up (nothing,
+            # or the few files written since), the seal and the swap under the folder's lock across processes too
+            # (_writing): no other process writes a file of the base or the old index between the last round and
+            # the swap (nor, on SQLite, into the old index.db's -wal once it is removed: its writes wait, then find
+            # it replaced). Writers wait for that short end only, never for the embedding of what they wrote.
+            with self.lock(base):
+                self._drain_deferred(base)
+                self._catch_up(base, fresh)
+            with self.lock(base), self._folder_lock(base):
                 for attempt in range(CATCH_UP_ROUNDS):
                     self._drain_deferred(base)  # into the index that answers, and noted for the new one
                     settled = self._catch_up(base, fresh)
@@ -638,8 +653,7 @@ class Index:
             old = self._open.pop(key, None)
         try:
             if not base.folder.is_dir():
-                raise NotFound(f"Knowledge base {base.name!r} was deleted: `astra metis bases` lists those there are",
-                               code="BASE_NOT_FOUND")
+                raise _deleted(base)
             placed = self._configured(fresh.swap(old, settled))
             with self._guard:
                 self._open[key] = placed
@@ -875,6 +889,11 @@ class Index:
         with self.using(base) as store:
             docs, chunks = store.count()
             return {"documents": docs, "chunks": chunks, "embedding": store.embedding, "dimensions": store.dimensions}
+
+
+def _deleted(base: KnowledgeBase) -> NotFound:
+    return NotFound(f"Knowledge base {base.name!r} was deleted: `astra metis bases` lists those there are",
+                    code="BASE_NOT_FOUND")
 
 
 def _embed(embedder: Embedder, texts: list[str]) -> np.ndarray:
