@@ -11,6 +11,7 @@ import threading
 import time
 
 import httpx
+import pytest
 import uvicorn
 
 from astralyx.server import create_app
@@ -138,3 +139,29 @@ def test_a_local_command_leaves_no_thread_behind(astra):
     for _ in range(3):
         assert "handbook" in astra("metis", "bases").output
     assert ours() <= before
+
+
+def test_an_interrupted_command_leaves_its_core_to_the_ending_process(home):
+    # Ctrl-C: the command ends at once; closing the core would wait for its jobs (an import's conversation may take
+    # minutes with the extractor), which continue at the next start anyway.
+    import threading
+
+    import click
+
+    from astralyx.cli import cli
+    from astralyx.cli.state import State
+
+    def sweeps() -> int:
+        return sum(t.name == "astralyx-imports-sweep" and t.is_alive() for t in threading.enumerate())
+
+    before = sweeps()
+    state = State(None, "default")
+    with pytest.raises(KeyboardInterrupt), click.Context(cli, obj=state):
+        client = state.client
+        assert client.get("/metis/knowledge-bases")["knowledge_bases"] == []
+        raise KeyboardInterrupt
+    assert sweeps() == before + 1  # left running: the process is ending
+    client.local.close()
+    with click.Context(cli, obj=state):
+        state.client.get("/metis/knowledge-bases")
+    assert sweeps() == before  # a command that ends closes what it opened

@@ -101,11 +101,11 @@ class Client:
         self.http = http  # httpx.Client (a server) or InProcess (the local data directory)
         self.local = local  # the Astralyx instance when working on the local data directory
 
-    def close(self) -> None:
+    def close(self, *, keep_core: bool = False) -> None:
         """The end of a command: its connections, and the local data directory's core (its threads: the in-process
         app's event loop, the imports' sweep) closed, not left to the process's exit (a test runs many commands)."""
         self.http.close()
-        if self.local is not None:
+        if self.local is not None and not keep_core:
             self.local.close()
 
     @classmethod

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 
 import click
@@ -28,7 +29,9 @@ class State:
     def close(self) -> None:
         client, self._client = self._client, None
         if client is not None:
-            client.close()
+            # Interrupted (Ctrl-C): the process ends now, not after the core's jobs stop (an import's conversation
+            # may take minutes; it continues at the next start).
+            client.close(keep_core=isinstance(sys.exc_info()[1], KeyboardInterrupt))
 
 
 pass_state = click.make_pass_decorator(State)
