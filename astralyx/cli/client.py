@@ -45,7 +45,7 @@ def _local_owner(app: Any, workspace: str) -> Any:
 LOCAL_API = "http://astralyx.local/v1"  # the in-process app's address: a name, never a network
 
 
-def _unreachable(e: httpx.TransportError) -> ApiError:
+def unreachable(e: httpx.TransportError) -> ApiError:
     return ApiError(0, code="UNREACHABLE", message=f"Cannot reach the Astralyx API ({e}): is `astra serve` running?")
 
 
@@ -159,7 +159,7 @@ class Client:
         try:
             return self.http.request(method, self._path(path), **kwargs)
         except httpx.TransportError as e:
-            raise _unreachable(e) from None
+            raise unreachable(e) from None
 
     def request(self, method: str, path: str, **kwargs: Any) -> Any:
         return self._answer(self._send(method, path, **kwargs))
@@ -175,7 +175,7 @@ class Client:
                     if line.strip():
                         yield json.loads(line)
         except httpx.TransportError as e:
-            raise _unreachable(e) from None
+            raise unreachable(e) from None
 
     @staticmethod
     def _answer(response: httpx.Response) -> Any:

@@ -11,7 +11,7 @@ import click
 import httpx
 
 from ...util import quoted
-from ..client import ApiError, Client
+from ..client import ApiError, Client, unreachable
 from ..output import json_option, print_json
 from ..state import State, pass_state
 from . import metis
@@ -32,7 +32,7 @@ def _download(client: Client, path: str, target: Path) -> None:
                     for chunk in response.iter_bytes():
                         f.write(chunk)
             except httpx.TransportError as e:
-                raise ApiError(0, "UNREACHABLE", f"Cannot reach the Astralyx API ({e}): is `astra serve` running?") from None
+                raise unreachable(e) from None
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
