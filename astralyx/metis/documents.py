@@ -23,7 +23,7 @@ from ..util import iso, sha256
 from .bases import KnowledgeBase, KnowledgeBases
 from .document_ids import document_id
 from .index import Index
-from .jobs import IdleSync, RemoteJob, SyncJob, SyncJobs, SyncStatus
+from .jobs import IdleSync, IndexStatus, RemoteJob, SyncJob, SyncJobs, SyncStatus
 from .parsing import check_supported, parse_file
 from .writer import UPLOADS, Writer
 
@@ -60,40 +60,6 @@ class Uploaded(Answer):
     size: int = Field(description="Bytes")
     sha256: str
     replaced: bool = Field(description="It replaced an upload of the same name")
-
-
-class IndexStatus(Answer):
-    """A base's index now."""
-
-    documents: int
-    chunks: int = Field(description="Its passages")
-    embedding: str | None = Field(description="What its vectors were made with (null: keywords only, or none yet)")
-    dimensions: int | None
-
-    @classmethod
-    def of(cls, status: dict[str, Any]) -> IndexStatus:
-        return cls.model_construct(documents=status["documents"], chunks=status["chunks"], embedding=status["embedding"],
-                                   dimensions=status["dimensions"])
-
-
-class FailedDocument(Answer):
-    document: str
-    error: str
-
-
-class SyncReport(Answer):
-    """What a sync (or reindex) did, as it ended, and the base's index then (a job's `report`)."""
-
-    knowledge_base: str
-    added: int
-    changed: int
-    unchanged: int
-    removed: int
-    failed: list[FailedDocument] = Field(description="The files that could not be indexed, and why")
-    documents: int
-    chunks: int = Field(description="Its passages")
-    embedding: str | None = Field(description="What its vectors were made with (null: keywords only, or none yet)")
-    dimensions: int | None
 
 
 class IndexedDocument(Answer):
@@ -184,9 +150,9 @@ class Documents:
         base = self.bases.get(actor, base_name)
         job = self.jobs.get(base.workspace, base.name)
         if job is None:
-            return IdleSync.model_construct(knowledge_base=base.name, state="idle", index=self.index.status(base))
+            return IdleSync.model_construct(knowledge_base=base.name, state="idle", index=IndexStatus.of(self.index.status(base)))
         status = job.status()
-        status.index = self.index.status(base)
+        status.index = IndexStatus.of(self.index.status(base))
         return status
 
     def wait(self, job: SyncJob, timeout: float | None = None) -> dict[str, Any] | None:

@@ -94,6 +94,40 @@ class JobError(Answer):
     message: str
 
 
+class IndexStatus(Answer):
+    """A base's index now."""
+
+    documents: int
+    chunks: int = Field(description="Its passages")
+    embedding: str | None = Field(description="What its vectors were made with (null: keywords only, or none yet)")
+    dimensions: int | None
+
+    @classmethod
+    def of(cls, status: dict[str, Any]) -> IndexStatus:
+        return cls.model_construct(documents=status["documents"], chunks=status["chunks"], embedding=status["embedding"],
+                                   dimensions=status["dimensions"])
+
+
+class FailedDocument(Answer):
+    document: str
+    error: str
+
+
+class SyncResult(Answer):
+    """What a sync (or reindex) did, as it ended, and the base's index then (a job's `report`)."""
+
+    knowledge_base: str
+    added: int
+    changed: int
+    unchanged: int
+    removed: int
+    failed: list[FailedDocument] = Field(description="The files that could not be indexed, and why")
+    documents: int
+    chunks: int = Field(description="Its passages")
+    embedding: str | None = Field(description="What its vectors were made with (null: keywords only, or none yet)")
+    dimensions: int | None
+
+
 class SyncStatus(Answer):
     """A sync (or reindex) job: its state and progress, the report once it finished, the error once it failed."""
 
@@ -112,11 +146,11 @@ class SyncStatus(Answer):
     finished_at: str | None
     errors: list[FileError] = Field(description="The files that could not be read")
     warnings: list[JobWarning]
-    report: dict[str, Any] | None = Field(description="Once finished: what the sync added, changed, removed, and the "
-                                                      "index's status")
+    report: SyncResult | None = Field(description="Once finished: what the sync added, changed, removed, and the "
+                                               "index's status")
     error: JobError | None
     # Said beside the job by who answers it: the base's index now (GET …/sync), whether it was started (202).
-    index: dict[str, Any] | None = absent("The base's index now")
+    index: IndexStatus | None = absent("The base's index now")
     started: bool | None = absent("Whether this request started it (else it joined the one running)")
 
 
@@ -125,7 +159,7 @@ class IdleSync(Answer):
 
     knowledge_base: str
     state: str = Field(description="idle", examples=["idle"])
-    index: dict[str, Any] = Field(description="The base's index now")
+    index: IndexStatus = Field(description="The base's index now")
 
 
 def checkpoint() -> None:
@@ -251,7 +285,7 @@ class SyncJob:
                 errors=[FileError.model_construct(document=e["document"], error=e["error"]) for e in self.errors],
                 warnings=[JobWarning.model_construct(document=w["document"], passages=w["passages"], code=w["code"],
                                                      message=w["message"]) for w in self.warnings],
-                report=self.report,
+                report=_result(self.id, self.report),
                 error=_job_error(self.error),
                 index=None,
                 started=None,
@@ -573,8 +607,21 @@ class RemoteJob(SyncJob):
             return SyncStatus.model_validate({**mine.model_dump(), **(self._status or {})})
         except ValidationError:  # a row of another version: what it says of the job's end, on what this one knows
             log.warning("the status of sync job %s does not read as this version writes it", self.id)
-            update = {"state": self.state, "phase": self.phase, "report": self.report, "error": _job_error(self.error)}
+            update = {"state": self.state, "phase": self.phase, "report": _result(self.id, self.report),
+                      "error": _job_error(self.error)}
             return mine.model_copy(update=update)
+
+
+def _result(job_id: str, report: dict[str, Any] | None) -> SyncResult | None:
+    """A job's report as answered (kept as JSON: a job's row, for every process); one another version wrote that
+    does not read as this one's is left out of the status, said in the log."""
+    if report is None:
+        return None
+    try:
+        return SyncResult.model_validate(report)
+    except ValidationError:
+        log.warning("the report of sync job %s does not read as this version writes it", job_id)
+        return None
 
 
 class _Polled(threading.Event):

@@ -204,7 +204,7 @@ def test_another_process_sees_a_sync_follows_it_and_joins_it_instead_of_starting
     assert report is not None and report["added"] == 200
     assert embedder.embedded == job.passages_total  # one sync: nothing embedded twice
     after = other.documents.status(owner(), "shared")
-    assert (after.id, after.state, after.report["added"]) == (job.id, "finished", 200)
+    assert after.report is not None and (after.id, after.state, after.report.added) == (job.id, "finished", 200)
     assert labels(other.search.search(owner(), "shared", "item7x0"))[0] == "docs:shared/doc007.md"
 
 

@@ -23,8 +23,7 @@ from starlette.concurrency import run_in_threadpool
 
 from ...auth.actor import Actor
 from ...core import Astralyx
-from ...metis.documents import SyncReport
-from ...metis.jobs import IdleSync, SyncJob, SyncStatus
+from ...metis.jobs import IdleSync, SyncJob, SyncResult, SyncStatus
 from ..deps import get_actor, get_core
 from ..openapi import errors, ndjson_answer
 from ..streams import guarded, ndjson
@@ -83,7 +82,7 @@ def sync_status(
 
 
 # The report is checked against its model (the job keeps it as JSON, for every process); 202 and NDJSON are answered as they are.
-@router.post("/sync", response_model=SyncReport, responses={200: SYNC_ANSWER, 202: JOB_ANSWER, **errors(404, 409, 503)})
+@router.post("/sync", response_model=SyncResult, responses={200: SYNC_ANSWER, 202: JOB_ANSWER, **errors(404, 409, 503)})
 async def sync(
     base: str, progress: bool = False, wait: bool = True,
     actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core),
@@ -92,7 +91,7 @@ async def sync(
     return await _answer(core, actor, base, "sync", wait, progress)
 
 
-@router.post("/reindex", response_model=SyncReport, responses={200: SYNC_ANSWER, 202: JOB_ANSWER, **errors(404, 409, 503)})
+@router.post("/reindex", response_model=SyncResult, responses={200: SYNC_ANSWER, 202: JOB_ANSWER, **errors(404, 409, 503)})
 async def reindex(
     base: str, progress: bool = False, wait: bool = True,
     actor: Actor = Depends(get_actor), core: Astralyx = Depends(get_core),
