@@ -28,6 +28,13 @@ def documents(core) -> set[str]:
     return {d["document"] for d in core.index.documents(core.bases.get(owner(), "team"))}
 
 
+def three_notes(core) -> None:
+    """Base `team` (embedded by concepts) with notes base0.md to base2.md."""
+    make_base(core, "team", embedder=ConceptEmbedder())
+    for i in range(3):
+        core.notes.write(owner(), "team", "notes", f"base{i}.md", f"# Base {i}\n\nA note about rotas, {i}.\n")
+
+
 def texts(core, query: str) -> dict[str, str]:
     return {r.document: r.text for r in core.search.search(owner(), "team", query).results}
 
@@ -100,9 +107,7 @@ class WritesMeanwhile(ConceptEmbedder):
 
 
 def test_a_note_another_replica_writes_during_a_reindex_s_catch_up_is_not_lost_at_the_swap(core, other):
-    make_base(core, "team", embedder=ConceptEmbedder())
-    for i in range(3):
-        core.notes.write(owner(), "team", "notes", f"base{i}.md", f"# Base {i}\n\nA note about rotas, {i}.\n")
+    three_notes(core)
     other.index.embedder_for = lambda base: ConceptEmbedder() if base.spec.embedding else None
     texts(other, "rotas")  # the other replica has the base's index open
     # Each catch-up round of the reindex indexes the note written during the one before: the last one's note
@@ -149,9 +154,7 @@ class HeldOnKayaks(ConceptEmbedder):
 
 
 def test_a_note_written_while_a_reindex_catches_up_does_not_wait_for_its_embedding(core, other):
-    make_base(core, "team", embedder=ConceptEmbedder())
-    for i in range(3):
-        core.notes.write(owner(), "team", "notes", f"base{i}.md", f"# Base {i}\n\nA note about rotas, {i}.\n")
+    three_notes(core)
     other.index.embedder_for = lambda base: ConceptEmbedder() if base.spec.embedding else None
     embedder = HeldOnKayaks(core)
     core.index.embedder_for = lambda base: embedder
@@ -171,9 +174,7 @@ def test_a_note_written_while_a_reindex_catches_up_does_not_wait_for_its_embeddi
 
 
 def test_a_base_another_replica_deletes_during_a_reindex_is_not_made_again(core, other):
-    make_base(core, "team", embedder=ConceptEmbedder())
-    for i in range(3):
-        core.notes.write(owner(), "team", "notes", f"base{i}.md", f"# Base {i}\n\nA note about rotas, {i}.\n")
+    three_notes(core)
     folder = core.bases.get(owner(), "team").folder
 
     class DeletedMeanwhile(ConceptEmbedder):
