@@ -133,7 +133,7 @@ class Documents:
             report = (self.index.reindex if kind == "reindex" else self.index.sync)(readable, job)
             if refused is not None:
                 raise refused
-            return {"knowledge_base": base.name, **report.to_dict(), **self.index.status(base)}
+            return {"knowledge_base": base.name, **report.to_dict(), **self.index.status(base).model_dump()}
 
         job, started = self.jobs.start(base.workspace, base.name, kind, work)
         if not started and kind == "reindex" and job.kind != "reindex":
@@ -150,9 +150,9 @@ class Documents:
         base = self.bases.get(actor, base_name)
         job = self.jobs.get(base.workspace, base.name)
         if job is None:
-            return IdleSync.model_construct(knowledge_base=base.name, state="idle", index=IndexStatus.of(self.index.status(base)))
+            return IdleSync.model_construct(knowledge_base=base.name, state="idle", index=self.index.status(base))
         status = job.status()
-        status.index = IndexStatus.of(self.index.status(base))
+        status.index = self.index.status(base)
         return status
 
     def wait(self, job: SyncJob, timeout: float | None = None) -> dict[str, Any] | None:
@@ -279,7 +279,7 @@ class Documents:
                                                      chunks=d["chunks"], size=d["size"], indexed_at=d["indexed_at"])
                      for d in self.index.documents(base)]
         return DocumentList.model_construct(knowledge_base=base.name, documents=documents,
-                                            index=IndexStatus.of(self.index.status(base)))
+                                            index=self.index.status(base))
 
 
 def _so_far(job: SyncJob) -> str:

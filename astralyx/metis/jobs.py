@@ -102,11 +102,6 @@ class IndexStatus(Answer):
     embedding: str | None = Field(description="What its vectors were made with (null: keywords only, or none yet)")
     dimensions: int | None
 
-    @classmethod
-    def of(cls, status: dict[str, Any]) -> IndexStatus:
-        return cls.model_construct(documents=status["documents"], chunks=status["chunks"], embedding=status["embedding"],
-                                   dimensions=status["dimensions"])
-
 
 class FailedDocument(Answer):
     document: str

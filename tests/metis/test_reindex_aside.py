@@ -174,7 +174,7 @@ def test_a_note_written_on_another_replica_during_a_reindex_is_in_the_new_index(
     for replica in (core, other):
         assert "notes:team/kayaks.md" in found(replica.search.search(owner(), "team", "kayaks shed"))
         assert "notes:team/040-note.md" not in found(replica.search.search(owner(), "team", "offsite Porto"))
-    assert core.index.status(core.bases.get(owner(), "team"))["documents"] == NOTES
+    assert core.index.status(core.bases.get(owner(), "team")).documents == NOTES
 
 
 def keyword_documents(core, name: str, query: str) -> set[str]:

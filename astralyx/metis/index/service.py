@@ -25,7 +25,7 @@ from ...util import sha256
 from ..bases import KnowledgeBase, KnowledgeBases
 from ..chunking import VERSION as CHUNKING
 from ..document_ids import document_id, source_names
-from ..jobs import SyncJob, checkpoint
+from ..jobs import IndexStatus, SyncJob, checkpoint
 from ..notes import note_title
 from ..parsing import ParsedDocument, decode, parse_file, read_markdown, split_front_matter, supported
 from ..sources import Rule, walk
@@ -885,10 +885,11 @@ class Index:
             for d in stored
         ]
 
-    def status(self, base: KnowledgeBase) -> dict[str, Any]:
+    def status(self, base: KnowledgeBase) -> IndexStatus:
         with self.using(base) as store:
             docs, chunks = store.count()
-            return {"documents": docs, "chunks": chunks, "embedding": store.embedding, "dimensions": store.dimensions}
+            return IndexStatus.model_construct(documents=docs, chunks=chunks, embedding=store.embedding,
+                                               dimensions=store.dimensions)
 
 
 def _deleted(base: KnowledgeBase) -> NotFound:
